@@ -24,7 +24,9 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 demo: install
-	$(BIN)/sciflow score examples/predictions --refs examples/references --out runs/demo
+	$(BIN)/sciflow score examples/predictions/careful-gen --refs examples/references --out runs/demo/careful-gen
+	$(BIN)/sciflow score examples/predictions/sloppy-gen --refs examples/references --out runs/demo/sloppy-gen
+	$(BIN)/sciflow summarize runs/demo/careful-gen runs/demo/sloppy-gen -o runs/demo/leaderboard.csv
 
 test: install
 	$(BIN)/python -m ruff check sciflow tests benchmarks

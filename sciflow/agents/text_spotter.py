@@ -1,0 +1,330 @@
+"""Text Spotter: OCR into text lines with confidences, grouped into multi-line labels.
+
+Backends (``[parser.text_spotter] backend``), registered in :data:`BACKENDS`:
+
+* ``rapidocr`` (default): PP-OCRv6 small det/rec ONNX models shipped in the rapidocr wheel,
+  run with onnxruntime. The engine is built once per :class:`TextSpotter`.
+* ``tesseract``: pytesseract + the ``tesseract`` binary (Debian ``tesseract-ocr``).
+* ``paddleocr``: the ``paddleocr`` package (optional, imported lazily).
+
+A backend implements ``read(image: np.ndarray) -> list[TextBox]`` on an RGB image.
+
+Agent behaviour (exact):
+
+1. If the image's longer side is below ``upscale_below_side`` px, OCR runs on a copy
+   enlarged ``upscale_factor`` times; otherwise OCR runs once and, when the median line height
+   is below ``min_text_height`` px, runs again on the enlarged copy and keeps that result.
+   Boxes are mapped back to working-image coordinates.
+2. Lines with confidence below ``min_confidence`` are dropped; arrow glyphs read as text are
+   filtered: lines made only of arrow/line characters (``→ ← ↑ ↓ ⇒ - — – > < | _ = ~``) are
+   dropped and such characters are stripped from both ends of a line (``"-> Decoder"`` ->
+   ``"Decoder"``).
+3. Lines are grouped into labels: two lines join when their heights differ by at most
+   ``1.6x``, the vertical gap is at most ``line_gap`` x the smaller height and they overlap
+   horizontally (or share a left edge or centre within one line height). Fragments on the
+   same row with a horizontal gap of at most ``word_gap`` x height join with a space.
+   Label text is the lines in reading order joined by spaces.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import shutil
+from collections.abc import Mapping
+from typing import Any
+
+import cv2
+import numpy as np
+
+from .diagram import BBox, Diagram, TextBox, TextLabel, bbox_union
+from .registry import AGENTS, Registry
+
+log = logging.getLogger(__name__)
+
+BACKENDS = Registry("text_spotter backend")
+
+_ARROW_CHARS = "→←↑↓⇒⇐⟶⟵➔➜➝➞►▶◄◀▸▹»«-—–−>|_=~<·•"
+_ONLY_ARROWS = re.compile(f"^[\\s{re.escape(_ARROW_CHARS)}]*$")
+_EDGE_ARROWS = re.compile(
+    f"^(?:[{re.escape('→←↑↓⇒⇐⟶⟵➔➜➝➞►▶◄◀▸▹»«—–−')}]|->|<-|=>)+\\s*"
+    f"|\\s*(?:[{re.escape('→←↑↓⇒⇐⟶⟵➔➜➝➞►▶◄◀▸▹»«—–−')}]|->|<-|=>)+$"
+)
+
+
+def clean_text(text: str) -> str:
+    """Strip arrow glyphs from both ends and collapse whitespace; '' if nothing remains."""
+    t = " ".join(text.split())
+    if _ONLY_ARROWS.match(t):
+        return ""
+    prev = None
+    while prev != t:
+        prev = t
+        t = _EDGE_ARROWS.sub("", t).strip()
+    return t
+
+
+def _quad_to_box(idx: int, quad: Any, text: str, score: float, scale: float) -> TextBox:
+    pts = np.asarray(quad, dtype=np.float64).reshape(-1, 2) / scale
+    x0, y0 = pts.min(axis=0)
+    x1, y1 = pts.max(axis=0)
+    return TextBox(
+        id=idx,
+        text=text,
+        bbox=(float(x0), float(y0), float(x1), float(y1)),
+        confidence=float(score),
+        polygon=tuple((float(x), float(y)) for x, y in pts),
+    )
+
+
+class TextBackend:
+    """Protocol: ``read(image) -> list[TextBox]``; ``fingerprint() -> dict``."""
+
+    def __init__(self, params: Mapping[str, Any]):
+        self.params = dict(params)
+
+    def read(self, image: np.ndarray) -> list[TextBox]:  # pragma: no cover - protocol
+        raise NotImplementedError
+
+    def fingerprint(self) -> dict[str, Any]:
+        return {"backend": getattr(self, "registered_name", type(self).__name__)}
+
+
+@BACKENDS.register("rapidocr")
+class RapidOCRBackend(TextBackend):
+    """rapidocr (PP-OCRv6 ONNX models from the wheel); the angle classifier is off by
+    default (``use_cls = false``) because diagram labels are upright."""
+
+    def __init__(self, params: Mapping[str, Any]):
+        super().__init__(params)
+        try:
+            from rapidocr import RapidOCR  # noqa: PLC0415
+        except ImportError as exc:  # pragma: no cover - a declared dependency
+            raise RuntimeError("text_spotter backend 'rapidocr' needs `pip install rapidocr onnxruntime`") from exc
+        opts = {
+            "Global.log_level": "warning",
+            "Global.use_cls": bool(self.params.get("use_cls", False)),
+            "Global.text_score": float(self.params.get("text_score", 0.5)),
+        }
+        threads = int(self.params.get("threads", 0))
+        if threads > 0:
+            opts["EngineConfig.onnxruntime.intra_op_num_threads"] = threads
+        logging.getLogger("RapidOCR").setLevel(logging.WARNING)
+        self.engine = RapidOCR(params=opts)
+
+    def read(self, image: np.ndarray) -> list[TextBox]:
+        out = self.engine(np.ascontiguousarray(image))
+        if out.boxes is None or out.txts is None:
+            return []
+        return [
+            _quad_to_box(i, q, t, s, 1.0)
+            for i, (q, t, s) in enumerate(zip(out.boxes, out.txts, out.scores, strict=False))
+        ]
+
+    def fingerprint(self) -> dict[str, Any]:
+        import hashlib  # noqa: PLC0415
+        from pathlib import Path  # noqa: PLC0415
+
+        import rapidocr  # noqa: PLC0415
+
+        models = {}
+        mdir = Path(rapidocr.__file__).parent / "models"
+        for name in ("PP-OCRv6_det_small.onnx", "PP-OCRv6_rec_small.onnx"):
+            p = mdir / name
+            if p.is_file():
+                models[name] = hashlib.sha256(p.read_bytes()).hexdigest()[:16]
+        return {"backend": "rapidocr", "version": getattr(rapidocr, "__version__", "?"), "models": models}
+
+
+@BACKENDS.register("tesseract")
+class TesseractBackend(TextBackend):
+    """pytesseract ``image_to_data`` words grouped by Tesseract's (block, paragraph, line)."""
+
+    def __init__(self, params: Mapping[str, Any]):
+        super().__init__(params)
+        try:
+            import pytesseract  # noqa: PLC0415
+        except ImportError as exc:
+            raise RuntimeError(
+                "text_spotter backend 'tesseract' needs `pip install pytesseract` and Debian `tesseract-ocr`"
+            ) from exc
+        if shutil.which("tesseract") is None and not self.params.get("binary"):
+            raise RuntimeError("text_spotter backend 'tesseract': the `tesseract` binary is not installed")
+        if self.params.get("binary"):
+            pytesseract.pytesseract.tesseract_cmd = str(self.params["binary"])
+        self.pt = pytesseract
+        self.psm = int(self.params.get("psm", 11))
+
+    def read(self, image: np.ndarray) -> list[TextBox]:
+        d = self.pt.image_to_data(
+            image, config=f"--psm {self.psm}", output_type=self.pt.Output.DICT
+        )
+        lines: dict[tuple[int, int, int], list[int]] = {}
+        for i, word in enumerate(d["text"]):
+            if word.strip() and float(d["conf"][i]) >= 0:
+                lines.setdefault((d["block_num"][i], d["par_num"][i], d["line_num"][i]), []).append(i)
+        out = []
+        for key in sorted(lines):
+            idx = lines[key]
+            x0 = min(d["left"][i] for i in idx)
+            y0 = min(d["top"][i] for i in idx)
+            x1 = max(d["left"][i] + d["width"][i] for i in idx)
+            y1 = max(d["top"][i] + d["height"][i] for i in idx)
+            text = " ".join(d["text"][i].strip() for i in idx)
+            conf = float(np.mean([float(d["conf"][i]) for i in idx])) / 100.0
+            quad = [(x0, y0), (x1, y0), (x1, y1), (x0, y1)]
+            out.append(_quad_to_box(len(out), quad, text, conf, 1.0))
+        return out
+
+    def fingerprint(self) -> dict[str, Any]:
+        return {"backend": "tesseract", "version": str(self.pt.get_tesseract_version()), "psm": self.psm}
+
+
+@BACKENDS.register("paddleocr")
+class PaddleOCRBackend(TextBackend):
+    """The ``paddleocr`` package (>= 3). Parameters in the table are passed to ``PaddleOCR``
+    (e.g. ``text_detection_model_dir``, ``text_recognition_model_dir``, ``engine``)."""
+
+    def __init__(self, params: Mapping[str, Any]):
+        super().__init__(params)
+        try:
+            from paddleocr import PaddleOCR  # noqa: PLC0415
+        except ImportError as exc:
+            raise RuntimeError(
+                "text_spotter backend 'paddleocr' needs the optional `paddleocr` package "
+                "(and paddlepaddle or an ONNX engine); it is not installed"
+            ) from exc
+        kwargs = {k: v for k, v in self.params.items() if k not in ("backend",)}
+        kwargs.setdefault("use_doc_orientation_classify", False)
+        kwargs.setdefault("use_doc_unwarping", False)
+        kwargs.setdefault("use_textline_orientation", False)
+        self.engine = PaddleOCR(**kwargs)
+
+    def read(self, image: np.ndarray) -> list[TextBox]:
+        res = self.engine.predict(np.ascontiguousarray(image[:, :, ::-1]))
+        out: list[TextBox] = []
+        for page in res:
+            polys = page["rec_polys"] if "rec_polys" in page else page["dt_polys"]
+            for q, t, s in zip(polys, page["rec_texts"], page["rec_scores"], strict=False):
+                out.append(_quad_to_box(len(out), q, t, s, 1.0))
+        return out
+
+
+def group_lines(lines: list[TextBox], *, line_gap: float = 0.6, word_gap: float = 0.8) -> list[TextLabel]:
+    """Group lines into labels (see module docstring, step 3). Deterministic."""
+    n = len(lines)
+    parent = list(range(n))
+
+    def find(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    for i in range(n):
+        a = lines[i].bbox
+        ha = a[3] - a[1]
+        for j in range(i + 1, n):
+            b = lines[j].bbox
+            hb = b[3] - b[1]
+            h = min(ha, hb)
+            if max(ha, hb) > 1.6 * h:
+                continue
+            # same row: vertical overlap of at least half a line, small horizontal gap
+            vov = min(a[3], b[3]) - max(a[1], b[1])
+            if vov >= 0.5 * h:
+                hgap = max(a[0], b[0]) - min(a[2], b[2])
+                if hgap <= word_gap * h:
+                    parent[find(i)] = find(j)
+                continue
+            vgap = max(a[1], b[1]) - min(a[3], b[3])
+            if vgap > line_gap * h or vgap < -0.5 * h:
+                continue
+            hov = min(a[2], b[2]) - max(a[0], b[0])
+            aligned = (
+                hov > 0.3 * min(a[2] - a[0], b[2] - b[0])
+                or abs(a[0] - b[0]) <= h
+                or abs((a[0] + a[2]) - (b[0] + b[2])) / 2 <= h
+            )
+            if aligned:
+                parent[find(i)] = find(j)
+    groups: dict[int, list[TextBox]] = {}
+    for i in range(n):
+        groups.setdefault(find(i), []).append(lines[i])
+    labels = []
+    for members in groups.values():
+        labels.append(make_label(0, members))
+    labels.sort(key=lambda lb: (round(lb.bbox[1]), lb.bbox[0]))
+    return [TextLabel(i, lb.text, lb.bbox, lb.confidence, lb.line_ids) for i, lb in enumerate(labels)]
+
+
+def reading_order(lines: list[TextBox]) -> list[TextBox]:
+    """Rows top to bottom (a line starts a new row when its centre lies below the previous
+    row's bottom), left to right inside a row."""
+    rows: list[list[TextBox]] = []
+    for t in sorted(lines, key=lambda t: ((t.bbox[1] + t.bbox[3]) / 2, t.bbox[0])):
+        cy = (t.bbox[1] + t.bbox[3]) / 2
+        if rows and cy <= max(r.bbox[3] for r in rows[-1]) - 0.25 * t.height:
+            rows[-1].append(t)
+        else:
+            rows.append([t])
+    return [t for row in rows for t in sorted(row, key=lambda t: t.bbox[0])]
+
+
+def make_label(label_id: int, members: list[TextBox]) -> TextLabel:
+    ordered = reading_order(members)
+    text = " ".join(t.text for t in ordered)
+    conf = float(min(t.confidence for t in ordered))
+    bbox: BBox = bbox_union([t.bbox for t in ordered])
+    return TextLabel(label_id, text, bbox, conf, tuple(t.id for t in ordered))
+
+
+@AGENTS.register("text_spotter")
+class TextSpotter:
+    """The Text Spotter agent; fills ``diagram.text_lines`` and ``diagram.text_labels``."""
+
+    def __init__(self, params: Mapping[str, Any]):
+        self.params = dict(params)
+        self.backend_name = str(self.params.get("backend", "rapidocr"))
+        backend_params = dict(self.params.get(self.backend_name, {}))
+        self.backend: TextBackend = BACKENDS.create(self.backend_name, backend_params)
+        self.min_conf = float(self.params.get("min_confidence", 0.5))
+        self.min_text_height = float(self.params.get("min_text_height", 14))
+        self.upscale_below = int(self.params.get("upscale_below_side", 700))
+        self.factor = float(self.params.get("upscale_factor", 2.0))
+        self.line_gap = float(self.params.get("line_gap", 0.6))
+        self.word_gap = float(self.params.get("word_gap", 0.8))
+
+    def fingerprint(self) -> dict[str, Any]:
+        return self.backend.fingerprint()
+
+    def _read(self, image: np.ndarray, factor: float) -> list[TextBox]:
+        if factor == 1.0:
+            return self.backend.read(image)
+        big = cv2.resize(image, None, fx=factor, fy=factor, interpolation=cv2.INTER_CUBIC)
+        return [
+            _quad_to_box(t.id, t.polygon or [(t.bbox[0], t.bbox[1]), (t.bbox[2], t.bbox[3])], t.text, t.confidence, factor)
+            for t in self.backend.read(big)
+        ]
+
+    def run(self, diagram: Diagram) -> None:
+        img = diagram.image
+        if max(img.shape[:2]) < self.upscale_below:
+            raw = self._read(img, self.factor)
+        else:
+            raw = self._read(img, 1.0)
+            if raw and float(np.median([t.height for t in raw])) < self.min_text_height:
+                log.debug("%s: small text, OCR again at %.1fx", diagram.item_id, self.factor)
+                raw = self._read(img, self.factor)
+        lines: list[TextBox] = []
+        for t in sorted(raw, key=lambda t: (round(t.bbox[1]), t.bbox[0])):
+            text = clean_text(t.text)
+            if not text or t.confidence < self.min_conf:
+                continue
+            lines.append(TextBox(len(lines), text, t.bbox, t.confidence, t.polygon))
+        diagram.text_lines = lines
+        diagram.text_labels = group_lines(lines, line_gap=self.line_gap, word_gap=self.word_gap)
+        diagram.evidence["text_spotter"] = {
+            "lines": len(lines),
+            "labels": [lb.text for lb in diagram.text_labels],
+        }
