@@ -29,7 +29,7 @@ demo: install
 	$(BIN)/sciflow summarize runs/demo/careful-gen runs/demo/sloppy-gen -o runs/demo/leaderboard.csv
 
 test: install
-	$(BIN)/python -m ruff check sciflow tests benchmarks
+	$(BIN)/python -m ruff check sciflow tests benchmarks examples
 	$(BIN)/python -m pytest -q
 
 bench: install

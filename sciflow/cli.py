@@ -18,8 +18,9 @@ from rich.table import Table
 from sciflow import __version__
 from sciflow.config import ConfigError, load_config
 
-console = Console()
-err_console = Console(stderr=True)
+# Wide enough for the leaderboard when output is piped (rich defaults to 80 columns there).
+console = Console(width=None if sys.stdout.isatty() else 120)
+err_console = Console(stderr=True, soft_wrap=True)
 
 
 def _fmt(v: Any) -> str:

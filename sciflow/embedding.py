@@ -21,7 +21,7 @@ import hashlib
 import logging
 import os
 from collections.abc import Callable, Sequence
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -58,7 +58,7 @@ def register_embedder(name: str) -> Callable[[Callable[[], LabelEmbedder]], Call
     return deco
 
 
-@lru_cache(maxsize=None)
+@cache
 def get_embedder(name: str) -> LabelEmbedder:
     """The process-wide embedder registered under ``name`` (built on first use)."""
     try:

@@ -233,12 +233,15 @@ class DiagramGraph:
     # ------------------------------------------------------------- networkx
     def to_networkx(self) -> nx.DiGraph:
         """A ``networkx.DiGraph``: node/edge attributes as in the JSON, graph-level fields in
-        ``G.graph`` (``id``, ``groups``, ``prompt``, ``meta``). Unset optional attributes are absent."""
+        ``G.graph`` (``id``, ``groups``, ``prompt``, ``meta``, and ``edge_order``, the edge order
+        of the document). Unset optional attributes are absent."""
         g = nx.DiGraph()
         g.graph["id"] = self.id
         g.graph["groups"] = [_compact(gr.__dict__) for gr in self.groups]
         g.graph["prompt"] = self.to_dict().get("prompt")
         g.graph["meta"] = dict(self.meta)
+        # networkx iterates edges by source node; keep the document's edge order explicitly.
+        g.graph["edge_order"] = [(e.source, e.target) for e in self.edges]
         for n in self.nodes:
             attrs = _compact(n.__dict__)
             attrs.pop("id")
@@ -258,7 +261,13 @@ class DiagramGraph:
             {"id": str(n), "label": attrs.get("label", str(n)), **_compact(_without(attrs, "label"))}
             for n, attrs in g.nodes(data=True)
         ]
-        data["edges"] = [{"source": str(u), "target": str(v), **_compact(a)} for u, v, a in g.edges(data=True)]
+        order = g.graph.get("edge_order")
+        pairs = list(g.edges())
+        if order is None or sorted(map(tuple, order)) != sorted(pairs):
+            order = pairs
+        data["edges"] = [
+            {"source": str(u), "target": str(v), **_compact(g.edges[u, v])} for u, v in map(tuple, order)
+        ]
         if g.graph.get("groups"):
             data["groups"] = [dict(x) for x in g.graph["groups"]]
         if g.graph.get("prompt") is not None:

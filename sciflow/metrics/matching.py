@@ -164,7 +164,7 @@ def match_nodes(
         support = _structural_support(pred, ref, p_nodes, r_nodes, allowed)
         gain = np.where(allowed, sim + STRUCTURE_EPS * support, 0.0)
         rows, cols = linear_sum_assignment(gain, maximize=True)
-        for i, j in zip(rows, cols):
+        for i, j in zip(rows, cols, strict=True):
             if not allowed[i, j]:
                 continue
             pairs.append(
