@@ -31,7 +31,7 @@ class ConfigError(ValueError):
 
 @dataclass(frozen=True)
 class MatchingConfig:
-    string_weight: float = 0.5
+    string_weight: float = 0.6
     threshold: float = 0.6
     embedder: str = "minilm"
 
@@ -40,6 +40,28 @@ class MatchingConfig:
 class GraphWeights:
     edge_weight: float = 0.6
     node_weight: float = 0.4
+
+
+@dataclass(frozen=True)
+class JudgeConfig:
+    base_url: str = ""
+    model: str = ""
+    api_key_env: str = "SCIFLOW_JUDGE_API_KEY"
+    temperature: float = 0.0
+    seed: int = 0
+    timeout_s: float = 60.0
+    max_retries: int = 2
+
+
+@dataclass(frozen=True)
+class TextConfig:
+    coverage: float = 0.3
+    faithfulness: float = 0.3
+    alignment: float = 0.4
+    alignment_backend: str = "deterministic"
+    relation_weight: float = 0.6
+    embedding_weight: float = 0.4
+    judge: JudgeConfig = JudgeConfig()
 
 
 @dataclass(frozen=True)
@@ -67,6 +89,11 @@ class Config:
     @property
     def graph(self) -> GraphWeights:
         return GraphWeights(**self.data["graph"])
+
+    @property
+    def text(self) -> TextConfig:
+        d = dict(self.data["text"])
+        return TextConfig(**{**d, "judge": JudgeConfig(**d.get("judge", {}))})
 
     @property
     def overall(self) -> OverallWeights:
@@ -122,7 +149,14 @@ def _check(data: Mapping[str, Any]) -> None:
         raise ConfigError("matching.string_weight must lie in [0, 1]")
     if not 0.0 < float(m["threshold"]) <= 1.0:
         raise ConfigError("matching.threshold must lie in (0, 1]")
-    for section, keys in (("graph", ("edge_weight", "node_weight")), ("overall", ("graph", "text", "image"))):
+    for section, keys in (
+        ("graph", ("edge_weight", "node_weight")),
+        ("overall", ("graph", "text", "image")),
+        ("text", ("coverage", "faithfulness", "alignment")),
+        ("text", ("relation_weight", "embedding_weight")),
+    ):
         total = sum(float(data[section][k]) for k in keys)
         if abs(total - 1.0) > 1e-9:
-            raise ConfigError(f"{section} weights must sum to 1, got {total}")
+            raise ConfigError(f"{section} weights {', '.join(keys)} must sum to 1, got {total}")
+    if data["text"]["alignment_backend"] not in ("deterministic", "judge"):
+        raise ConfigError("text.alignment_backend must be 'deterministic' or 'judge'")

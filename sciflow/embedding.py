@@ -44,6 +44,9 @@ class LabelEmbedder(Protocol):
         """Cosine similarity matrix (len(a), len(b)) clipped to [0, 1], or None when the
         backend has no semantic model."""
 
+    def text_similarity(self, a: str, b: str) -> float | None:
+        """Similarity in [0, 1] of two texts of any length (chunked, never truncated), or None."""
+
     def describe(self) -> dict[str, Any]: ...
 
 
@@ -106,6 +109,54 @@ class SentenceTransformerEmbedder:
             self._cache[text] = vec
         return vec
 
+    def chunks(self, text: str) -> list[str]:
+        """Split ``text`` into pieces that fit the encoder's context: whole lines packed
+        greedily, a line longer than the context split at word boundaries. Every word of
+        the text lands in exactly one chunk (nothing is truncated)."""
+        limit = int(self._model.max_seq_length) - 2  # [CLS] and [SEP]
+        tok = self._model.tokenizer
+
+        def n_tokens(s: str) -> int:
+            return len(tok(s, add_special_tokens=False)["input_ids"])
+
+        pieces: list[str] = []
+        for line in (x.strip() for x in text.splitlines()):
+            if not line:
+                continue
+            if n_tokens(line) <= limit:
+                pieces.append(line)
+                continue
+            cur: list[str] = []
+            for word in line.split():
+                if cur and n_tokens(" ".join(cur + [word])) > limit:
+                    pieces.append(" ".join(cur))
+                    cur = []
+                cur.append(word)
+            if cur:
+                pieces.append(" ".join(cur))
+        out: list[str] = []
+        for piece in pieces:
+            if out and n_tokens(out[-1] + "\n" + piece) <= limit:
+                out[-1] = out[-1] + "\n" + piece
+            else:
+                out.append(piece)
+        return out
+
+    def encode_text(self, text: str) -> np.ndarray:
+        """Embedding of a text of any length: the token-count-weighted mean of its chunks'
+        unit embeddings, re-normalized (a single chunk gives exactly :meth:`encode`)."""
+        parts = self.chunks(text) or [""]
+        if len(parts) == 1:
+            return self.encode(parts[0])
+        tok = self._model.tokenizer
+        weights = np.array([max(1, len(tok(p, add_special_tokens=False)["input_ids"])) for p in parts], float)
+        vec = (np.stack([self.encode(p) for p in parts]) * weights[:, None]).sum(axis=0)
+        return vec / np.linalg.norm(vec)
+
+    def text_similarity(self, a: str, b: str) -> float:
+        """Cosine of :meth:`encode_text` embeddings, clipped to [0, 1], rounded like labels."""
+        return float(round(min(1.0, max(0.0, float(self.encode_text(a) @ self.encode_text(b)))), SIMILARITY_DECIMALS))
+
     def similarity(self, a: Sequence[str], b: Sequence[str]) -> np.ndarray:
         if not a or not b:
             return np.zeros((len(a), len(b)))
@@ -130,6 +181,9 @@ class NoEmbedder:
     is_fallback = True
 
     def similarity(self, a: Sequence[str], b: Sequence[str]) -> None:
+        return None
+
+    def text_similarity(self, a: str, b: str) -> None:
         return None
 
     def describe(self) -> dict[str, Any]:

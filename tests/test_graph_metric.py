@@ -204,7 +204,7 @@ def test_semantic_matching_with_minilm():
     assert [(p.pred_label, p.ref_label) for p in m.pairs] == [("image encoding module", "Image Encoder")]
     p = m.pairs[0]
     assert p.semantic_similarity is not None and 0.6 < p.semantic_similarity < 0.8
-    assert p.similarity == pytest.approx(0.5 * p.string_similarity + 0.5 * p.semantic_similarity)
+    assert p.similarity == pytest.approx(0.6 * p.string_similarity + 0.4 * p.semantic_similarity)
     assert m.embedder == "sentence-transformers/all-MiniLM-L6-v2" and not m.fallback
     # Same inputs, bit-identical result.
     assert match_nodes(pred, ref, cfg) == m
