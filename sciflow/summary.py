@@ -11,7 +11,10 @@ from typing import Any
 
 DIFFICULTIES = ("easy", "medium", "hard")
 SCORED_STATUSES = ("ok", "missing_prediction", "prediction_error")
-MEAN_KEYS = ("graph", "node_f1", "edge_f1", "node_precision", "node_recall", "edge_precision", "edge_recall")
+MEAN_KEYS = (
+    "overall", "graph", "text", "image",
+    "node_f1", "edge_f1", "node_precision", "node_recall", "edge_precision", "edge_recall",
+)
 
 
 class SummaryError(ValueError):
@@ -25,7 +28,7 @@ def _mean(values: Sequence[float]) -> float | None:
 def _means(rows: Sequence[dict[str, Any]], keys: Sequence[str]) -> dict[str, Any]:
     out: dict[str, Any] = {"n": len(rows)}
     for k in keys:
-        vals = [r["scores"][k] for r in rows if r.get("scores") and k in r["scores"]]
+        vals = [r["scores"][k] for r in rows if r.get("scores") and r["scores"].get(k) is not None]
         out[k] = _mean(vals)
     return out
 
@@ -44,8 +47,9 @@ def summarize_rows(
     """
     scored = [r for r in rows if r["status"] in SCORED_STATUSES]
     keys = [k for k in MEAN_KEYS if any(r.get("scores") and k in r["scores"] for r in scored)]
+    # later metric levels' parts aggregate the same way
     extra = sorted({k for r in scored if r.get("scores") for k in r["scores"]} - set(keys))
-    keys += extra  # later metric levels (text, image, overall) aggregate the same way
+    keys += extra
     by_diff = {
         d: _means([r for r in scored if r["meta"].get("difficulty") == d], keys)
         for d in DIFFICULTIES
