@@ -162,6 +162,191 @@ def cmd_schema(args: argparse.Namespace) -> int:
     return 0
 
 
+def _progress(label: str) -> Progress:
+    return Progress(
+        TextColumn(f"[bold]{label}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
+        TextColumn("{task.description}"), console=err_console, transient=True,
+    )
+
+
+def cmd_parse(args: argparse.Namespace) -> int:
+    from sciflow.parse_batch import collect_images, parse_to_dir
+
+    config = load_config(args.config)
+    try:
+        images = collect_images(args.inputs)
+    except FileNotFoundError as exc:
+        err_console.print(f"[red]error:[/red] {exc}")
+        return 2
+    with _progress("parsing") as progress:
+        task = progress.add_task("", total=len(images))
+        outcomes = parse_to_dir(
+            images, args.out, config, jobs=args.jobs, debug_dir=args.debug_dir,
+            cache_dir=None if args.no_cache else args.cache_dir,
+            on_done=lambda o: progress.update(task, advance=1, description=o.item_id),
+        )
+    failed = [o for o in outcomes if o.error]
+    for o in failed:
+        err_console.print(f"[red]failed[/red] {o.path}: {o.error}")
+    ok = len(outcomes) - len(failed)
+    cached = sum(o.cached for o in outcomes if not o.error)
+    console.print(f"parsed {ok} of {len(outcomes)} images into {args.out}/ ({cached} from cache)")
+    return 1 if failed else 0
+
+
+def cmd_render(args: argparse.Namespace) -> int:
+    from sciflow.graph import GraphFormatError, load_graph
+    from sciflow.viz import render_graph
+
+    try:
+        graph = load_graph(args.graph)
+        other = load_graph(args.diff) if args.diff else None
+        config = load_config(args.config)
+        out = render_graph(graph, args.output, diff=other, matching=config.matching)
+    except (GraphFormatError, ValueError) as exc:
+        err_console.print(f"[red]error:[/red] {exc}")
+        return 2
+    console.print(f"wrote {out}")
+    return 0
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    from sciflow.report import build_report
+    from sciflow.summary import SummaryError
+
+    try:
+        out = build_report(args.results_dirs, args.output, recompute=args.recompute)
+    except (SummaryError, FileNotFoundError) as exc:
+        err_console.print(f"[red]error:[/red] {exc}")
+        return 2
+    console.print(f"wrote {out}")
+    return 0
+
+
+def cmd_download_models(args: argparse.Namespace) -> int:
+    from sciflow.download import DownloadRefused, download_models
+
+    try:
+        fetched = download_models(args.targets or None, args.dest)
+    except (DownloadRefused, ValueError) as exc:
+        err_console.print(f"[red]error:[/red] {exc}")
+        return 2
+    for f in fetched:
+        console.print(f)
+    return 0
+
+
+def cmd_stats(args: argparse.Namespace) -> int:
+    from sciflow.stats import load_references, plot_stats, reference_stats
+
+    graphs, errors = load_references(args.refs)
+    for _path, err in errors:
+        err_console.print(f"[red]invalid[/red] {err}")
+    s = reference_stats(graphs)
+    t = Table(title=f"{args.refs}: {s['n_items']} items")
+    t.add_column("measure")
+    t.add_column("value", justify="right")
+    for area, n in s["areas"].items():
+        t.add_row(f"area: {area}", str(n))
+    for tier, n in s["difficulty"].items():
+        t.add_row(f"difficulty: {tier}", str(n))
+    for key in ("nodes", "edges"):
+        d = s[key]
+        t.add_row(f"{key} per item", f"min {d['min']}  median {d['median']}  mean {d['mean']:.1f}  max {d['max']}")
+    t.add_row("non-linear", f"{100 * s['share_nonlinear']:.0f}%")
+    t.add_row("with feedback loops", str(s["with_cycles"]))
+    t.add_row("with groups", str(s["with_groups"]))
+    console.print(t)
+    if s["difficulty_mismatch"]:
+        err_console.print(f"[yellow]stored difficulty differs from the computed one:[/yellow] "
+                          f"{', '.join(s['difficulty_mismatch'])}")
+    if args.plot:
+        console.print(f"plot written to {plot_stats(s, args.plot)}")
+    return 1 if errors else 0
+
+
+def cmd_prompt(args: argparse.Namespace) -> int:
+    from sciflow.generators import build_prompt_text
+    from sciflow.graph import GraphFormatError, load_graph
+
+    try:
+        text = build_prompt_text(load_graph(args.ref), args.style)
+    except (GraphFormatError, ValueError) as exc:
+        err_console.print(f"[red]error:[/red] {exc}")
+        return 2
+    sys.stdout.write(text + "\n")  # verbatim: the prompt must not be re-wrapped
+    return 0
+
+
+def _run_generation(generator, args: argparse.Namespace) -> int:
+    from sciflow.generators import GeneratorError, run_generator
+
+    with _progress(f"generating ({generator.name})") as progress:
+        task = progress.add_task("", total=None)
+        try:
+            outcomes = run_generator(
+                generator, args.refs, args.out, style=args.style, resume=not args.no_resume,
+                on_start=lambda n: progress.update(task, total=n),
+                on_item=lambda o: progress.update(task, advance=1, description=o.item_id),
+            )
+        except GeneratorError as exc:
+            err_console.print(f"[red]error:[/red] {exc}")
+            return 2
+    for o in outcomes:
+        if o.status == "error":
+            err_console.print(f"[red]failed[/red] {o.item_id}: {o.error}")
+    counts = {k: sum(o.status == k for o in outcomes) for k in ("ok", "skipped", "error")}
+    console.print(
+        f"{counts['ok']} generated, {counts['skipped']} already done, {counts['error']} failed -> {args.out}/"
+    )
+    return 1 if counts["error"] else 0
+
+
+def cmd_generate(args: argparse.Namespace) -> int:
+    from sciflow.generators import GeneratorError, get_generator
+
+    options = {}
+    for opt in args.option or []:
+        key, _, value = opt.partition("=")
+        try:
+            options[key] = json.loads(value)
+        except json.JSONDecodeError:
+            options[key] = value
+    try:
+        gen = get_generator(args.name, **options)
+    except GeneratorError as exc:
+        err_console.print(f"[red]error:[/red] {exc}")
+        return 2
+    return _run_generation(gen, args)
+
+
+def cmd_perturb(args: argparse.Namespace) -> int:
+    from sciflow.generators import GeneratorError, PerturbedGenerator
+
+    try:
+        gen = PerturbedGenerator(severity=args.severity, seed=args.seed, degrade=args.degrade)
+    except GeneratorError as exc:
+        err_console.print(f"[red]error:[/red] {exc}")
+        return 2
+    return _run_generation(gen, args)
+
+
+def cmd_import(args: argparse.Namespace) -> int:
+    from sciflow.convert import import_sciflow_bench
+
+    try:
+        rep = import_sciflow_bench(args.source, args.out)
+    except FileNotFoundError as exc:
+        err_console.print(f"[red]error:[/red] {exc}")
+        return 2
+    for item, err in rep.errors:
+        err_console.print(f"[red]failed[/red] {item}: {err}")
+    console.print(f"{len(rep.references)} references -> {args.out}/references/")
+    for baseline, files in sorted(rep.generated.items()):
+        console.print(f"{baseline}: {len(files)} generated images -> {args.out}/generated/{baseline}/")
+    return 1 if rep.errors else 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="sciflow", description=__doc__)
     p.add_argument("--version", action="version", version=f"sciflow {__version__}")
@@ -195,6 +380,68 @@ def build_parser() -> argparse.ArgumentParser:
 
     sc = sub.add_parser("schema", help="print the JSON Schema of the canonical graph format")
     sc.set_defaults(func=cmd_schema)
+
+    pa = sub.add_parser("parse", help="parse diagram images into graphs (the inverse parser)")
+    pa.add_argument("inputs", type=Path, nargs="+", help="image files or folders of images")
+    pa.add_argument("-o", "--out", type=Path, required=True, help="folder for the parsed graphs (<stem>.json)")
+    pa.add_argument("--debug-dir", type=Path, default=None, help="write one overlay PNG per agent here")
+    pa.add_argument("--config", type=Path, default=None)
+    pa.add_argument("--jobs", type=int, default=1)
+    pa.add_argument("--cache-dir", type=Path, default=Path(".sciflow-cache"))
+    pa.add_argument("--no-cache", action="store_true")
+    pa.set_defaults(func=cmd_parse)
+
+    r = sub.add_parser("render", help="Graphviz rendering of a graph, or of its comparison with another")
+    r.add_argument("graph", type=Path, help="the graph to draw (with --diff: the prediction)")
+    r.add_argument("--diff", type=Path, default=None, help="reference graph: draw it coloured by the comparison")
+    r.add_argument("-o", "--output", type=Path, required=True, help="FILE.svg or FILE.png")
+    r.add_argument("--config", type=Path, default=None)
+    r.set_defaults(func=cmd_render)
+
+    rp = sub.add_parser("report", help="one self-contained HTML report of one or more results folders")
+    rp.add_argument("results_dirs", type=Path, nargs="+")
+    rp.add_argument("-o", "--output", type=Path, required=True)
+    rp.add_argument("--recompute", action="store_true", help="recompute diffs instead of using stored diagnostics")
+    rp.set_defaults(func=cmd_report)
+
+    dm = sub.add_parser("download-models", help="fetch the real CLIP/LPIPS weights (needs internet)")
+    dm.add_argument("targets", nargs="*", help="clip, lpips, minilm (default: clip and lpips)")
+    dm.add_argument("--dest", type=Path, default=None, help="cache folder (default: the libraries' own caches)")
+    dm.set_defaults(func=cmd_download_models)
+
+    st_ = sub.add_parser("stats", help="distributions of a folder of reference graphs")
+    st_.add_argument("refs", type=Path)
+    st_.add_argument("--plot", type=Path, default=None, help="also write a figure (PNG/SVG/PDF)")
+    st_.set_defaults(func=cmd_stats)
+
+    pr = sub.add_parser("prompt", help="the prompt of a reference graph")
+    pr.add_argument("ref", type=Path)
+    pr.add_argument("--style", choices=["structured", "naive"], default="structured")
+    pr.set_defaults(func=cmd_prompt)
+
+    for name, helptext in (("generate", "run a generator over the reference set"),
+                           ("perturb", "render references with K controlled structural errors")):
+        g = sub.add_parser(name, help=helptext)
+        if name == "generate":
+            g.add_argument("name", help="graphviz, perturbed, or an installed plug-in")
+            g.add_argument("--option", action="append", help="KEY=VALUE passed to the generator (repeatable)")
+            g.set_defaults(func=cmd_generate)
+        else:
+            g.add_argument("--severity", type=int, required=True, help="number of errors per item")
+            g.add_argument("--seed", type=int, default=0)
+            g.add_argument("--degrade", default=None,
+                           help="visual degradation: blur, jpeg20, noise, downscale, rotate, clutter or random")
+            g.set_defaults(func=cmd_perturb)
+        g.add_argument("--refs", type=Path, required=True)
+        g.add_argument("-o", "--out", type=Path, required=True)
+        g.add_argument("--style", choices=["structured", "naive"], default="structured")
+        g.add_argument("--no-resume", action="store_true", help="regenerate items already done")
+
+    im = sub.add_parser("import", help="import a published benchmark layout")
+    im.add_argument("layout", choices=["sciflow-bench"])
+    im.add_argument("source", type=Path)
+    im.add_argument("-o", "--out", type=Path, required=True)
+    im.set_defaults(func=cmd_import)
     return p
 
 

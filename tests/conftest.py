@@ -9,11 +9,17 @@ os.environ.setdefault("YOLO_OFFLINE", "1")
 from collections.abc import Iterable  # noqa: E402
 
 import pytest  # noqa: E402
+from hypothesis import settings  # noqa: E402
 
 from sciflow.config import MatchingConfig  # noqa: E402
 from sciflow.graph import DiagramGraph  # noqa: E402
 
 STRING_ONLY = MatchingConfig(embedder="none")
+
+# CI explores the same examples on every run (no flaky reds); locally hypothesis varies them.
+settings.register_profile("ci", derandomize=True, print_blob=True)
+if os.environ.get("CI"):
+    settings.load_profile("ci")
 
 
 def make_graph(
