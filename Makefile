@@ -13,10 +13,17 @@ export YOLO_OFFLINE := 1
 install: $(STAMP)
 
 $(STAMP): pyproject.toml
-	@command -v dot >/dev/null 2>&1 || { \
-	  echo "Installing Graphviz (Debian package)"; \
-	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq graphviz >/dev/null; \
-	  else sudo apt-get update -qq && sudo apt-get install -y -qq graphviz >/dev/null; fi; }
+	@# Debian packages: Graphviz (renderings), Chromium (report and verification-page browser tests),
+	@# Tesseract (the optional OCR backend). Installed only when missing.
+	@missing=""; \
+	command -v dot >/dev/null 2>&1 || missing="$$missing graphviz"; \
+	command -v chromium >/dev/null 2>&1 || missing="$$missing chromium"; \
+	command -v tesseract >/dev/null 2>&1 || missing="$$missing tesseract-ocr tesseract-ocr-eng"; \
+	if [ -n "$$missing" ]; then \
+	  echo "Installing Debian packages:$$missing"; \
+	  SUDO=""; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing >/dev/null; \
+	fi
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -m pip install -q torch==2.14.1 torchvision==0.29.1

@@ -66,6 +66,7 @@ def breakdown_table(summary: dict[str, Any], key: str, title: str) -> Table | No
 
 
 def cmd_score(args: argparse.Namespace) -> int:
+    from sciflow.runs.executors import ExecutorError
     from sciflow.scoring import ScoringError, run_scoring
 
     config = load_config(args.config)
@@ -77,12 +78,12 @@ def cmd_score(args: argparse.Namespace) -> int:
         try:
             result = run_scoring(
                 args.pred_dir, args.refs, args.out, config,
-                run_name=args.name, jobs=args.jobs,
-                cache_dir=None if args.no_cache else args.cache_dir,
+                run_name=args.name, executor=args.executor, jobs=args.jobs, address=args.address,
+                cache_dir=None if args.no_cache else args.cache_dir, resume=not args.no_resume,
                 on_start=lambda n: progress.update(task, total=n),
                 on_item=lambda row: progress.update(task, advance=1, description=row["id"]),
             )
-        except ScoringError as exc:
+        except (ScoringError, ExecutorError) as exc:
             err_console.print(f"[red]error:[/red] {exc}")
             return 2
     s = result.summary
@@ -359,7 +360,11 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--out", type=Path, default=None, help="results folder to write")
     s.add_argument("--name", default=None, help="run name in the leaderboard (default: the --out folder name)")
     s.add_argument("--config", type=Path, default=None, help="TOML file overriding the pinned config")
-    s.add_argument("--jobs", type=int, default=1, help="parallel parse workers for image predictions")
+    s.add_argument("--executor", choices=["local", "ray"], default="local",
+                   help="local process pool (default) or Ray (pip install 'sciflow[ray]')")
+    s.add_argument("--jobs", type=int, default=1, help="workers (processes or Ray actors)")
+    s.add_argument("--address", default=None, help="Ray cluster address (default: start a local runtime)")
+    s.add_argument("--no-resume", action="store_true", help="rescore every item even if results exist")
     s.add_argument("--cache-dir", type=Path, default=Path(".sciflow-cache"), help="parse cache folder")
     s.add_argument("--no-cache", action="store_true", help="do not read or write the parse cache")
     s.set_defaults(func=cmd_score)

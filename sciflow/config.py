@@ -9,8 +9,6 @@ canonical JSON of the merged configuration and is written into every results fil
 from __future__ import annotations
 
 import copy
-import hashlib
-import json
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -18,6 +16,8 @@ from functools import cached_property
 from importlib import resources
 from pathlib import Path
 from typing import Any
+
+from sciflow.hashing import json_sha256
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -71,6 +71,80 @@ class OverallWeights:
     image: float = 0.3
 
 
+_IMAGE_SEMANTIC_BACKENDS = ("auto", "clip", "ocr-text-embedding")
+_IMAGE_PERCEPTUAL_BACKENDS = ("auto", "lpips", "ssim")
+
+
+@dataclass(frozen=True)
+class ImageConfig:
+    """The ``[image]`` table: image-level metric weights, backends and visual-flow constants
+    (see ``sciflow/metrics/image_level.py`` for the exact definitions)."""
+
+    semantic_weight: float = 0.4
+    perceptual_weight: float = 0.2
+    flow_weight: float = 0.4
+    semantic_backend: str = "auto"
+    clip_model: str = "ViT-B-32"
+    clip_pretrained: str = "openai"
+    clip_checkpoint: str = ""
+    clip_scale: float = 2.5
+    perceptual_backend: str = "auto"
+    lpips_backbone: str = ""
+    common_size: int = 256
+    cache_dir: str = ""
+    device: str = "cpu"
+    flow_direction: float = 0.4
+    flow_crossings: float = 0.2
+    flow_overlaps: float = 0.2
+    flow_arrowheads: float = 0.2
+    flow_overlap_iou: float = 0.02
+    flow_align_tol: float = 0.5
+    arrow_min_confidence: float = 0.5
+
+    def __post_init__(self) -> None:
+        for name, keys in (
+            ("image weights", ("semantic_weight", "perceptual_weight", "flow_weight")),
+            ("image flow weights", ("flow_direction", "flow_crossings", "flow_overlaps", "flow_arrowheads")),
+        ):
+            values = [float(getattr(self, k)) for k in keys]
+            if any(v < 0 for v in values) or abs(sum(values) - 1.0) > 1e-9:
+                raise ConfigError(f"{name} ({', '.join(keys)}) must be >= 0 and sum to 1, got {values}")
+        if self.semantic_backend not in _IMAGE_SEMANTIC_BACKENDS:
+            raise ConfigError(f"image.semantic_backend must be one of {_IMAGE_SEMANTIC_BACKENDS}")
+        if self.perceptual_backend not in _IMAGE_PERCEPTUAL_BACKENDS:
+            raise ConfigError(f"image.perceptual_backend must be one of {_IMAGE_PERCEPTUAL_BACKENDS}")
+        if not float(self.clip_scale) > 0 or int(self.common_size) < 32:
+            raise ConfigError("image.clip_scale must be > 0 and image.common_size >= 32")
+        if not 0.0 <= float(self.flow_overlap_iou) < 1.0 or float(self.flow_align_tol) < 0:
+            raise ConfigError("image.flow_overlap_iou must lie in [0, 1) and image.flow_align_tol be >= 0")
+        if not 0.0 <= float(self.arrow_min_confidence) <= 1.0:
+            raise ConfigError("image.arrow_min_confidence must lie in [0, 1]")
+
+
+@dataclass(frozen=True)
+class CritiqueConfig:
+    """The ``[critique]`` table: the pass/fail rule of ``sciflow critique`` and the rectification
+    loop's policy (see ``sciflow/critic/critique.py`` and ``sciflow/critic/rectify.py``)."""
+
+    fail_on_missing_node: bool = True
+    fail_on_merged_node: bool = True
+    fail_on_hallucinated_node: bool = True
+    fail_on_swapped_labels: bool = True
+    fail_on_reversed_edge: bool = True
+    fail_on_missing_edge: bool = True
+    fail_on_unsupported_edge: bool = True
+    fail_on_unmatched_endpoint_edge: bool = True
+    misspell_threshold: float = 0.999
+    local_edit_limit: int = 2
+    max_steps: int = 10
+
+    def __post_init__(self) -> None:
+        if not 0.0 <= float(self.misspell_threshold) <= 1.0:
+            raise ConfigError("critique.misspell_threshold must lie in [0, 1]")
+        if int(self.local_edit_limit) < 0 or int(self.max_steps) < 0:
+            raise ConfigError("critique.local_edit_limit and critique.max_steps must be >= 0")
+
+
 @dataclass(frozen=True)
 class Config:
     """The merged configuration. ``data`` is the full nested mapping that is hashed."""
@@ -79,8 +153,7 @@ class Config:
 
     @cached_property
     def hash(self) -> str:
-        canonical = json.dumps(self.data, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-        return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+        return json_sha256(self.data)
 
     @property
     def matching(self) -> MatchingConfig:
@@ -98,6 +171,14 @@ class Config:
     @property
     def overall(self) -> OverallWeights:
         return OverallWeights(**self.data["overall"])
+
+    @property
+    def image(self) -> ImageConfig:
+        return ImageConfig(**self.data.get("image", {}))
+
+    @property
+    def critique(self) -> CritiqueConfig:
+        return CritiqueConfig(**self.data.get("critique", {}))
 
     @property
     def parser(self) -> Mapping[str, Any]:

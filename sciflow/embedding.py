@@ -17,7 +17,6 @@ to 6 decimals so thread-count-dependent floating-point noise cannot move a score
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import os
 from collections.abc import Callable, Sequence
@@ -26,6 +25,8 @@ from pathlib import Path
 from typing import Any, Protocol
 
 import numpy as np
+
+from sciflow.hashing import file_sha256
 
 log = logging.getLogger(__name__)
 
@@ -73,14 +74,6 @@ def get_embedder(name: str) -> LabelEmbedder:
     return factory()
 
 
-def file_sha256(path: str | Path, chunk: int = 1 << 20) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        while block := f.read(chunk):
-            h.update(block)
-    return h.hexdigest()
-
-
 class SentenceTransformerEmbedder:
     """A sentence-transformers model loaded from a local directory, encoded on the CPU."""
 
@@ -108,6 +101,11 @@ class SentenceTransformerEmbedder:
             )[0].astype(np.float64)
             self._cache[text] = vec
         return vec
+
+    @property
+    def model(self) -> Any:
+        """The loaded ``SentenceTransformer`` (tokenizer, ``max_seq_length``)."""
+        return self._model
 
     def chunks(self, text: str) -> list[str]:
         """Split ``text`` into pieces that fit the encoder's context: whole lines packed

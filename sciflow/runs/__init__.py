@@ -1,0 +1,1 @@
+"""Scoring runs: pairing items, per-item work, executors, and the results log."""

@@ -1,0 +1,223 @@
+"""Executors: where per-item work runs. The same items give the same rows under any of them.
+
+- ``local`` (default): ``jobs == 1`` runs in this process; ``jobs > 1`` a process pool whose
+  workers each build one :class:`~sciflow.runs.worker.Worker` (models load once per worker).
+  At most ``2 * jobs`` items are in flight, so memory stays bounded on long runs.
+- ``ray`` (``pip install 'sciflow[ray]'``): one Ray actor per worker, each holding its own
+  Worker; GPU actors (``num_gpus=1``) when the cluster has GPUs and ``use_gpu`` is set;
+  at most ``2 * workers`` items in flight (``ray.wait`` backpressure). ``address=None`` starts
+  a local Ray runtime with ``jobs`` CPUs and no dashboard; ``address="auto"`` or
+  ``"ray://head:10001"`` joins an existing cluster (see the README).
+
+Results come back in completion order as ``(item_id, row, parsed_graph_dict)``; the caller
+(the single writer) appends them to the results log.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from pathlib import Path
+from typing import Any, Protocol
+
+from sciflow.config import Config
+from sciflow.runs.items import Item
+from sciflow.runs.worker import Worker
+
+log = logging.getLogger(__name__)
+
+Result = tuple[str, dict[str, Any], dict[str, Any] | None]
+
+
+class ExecutorError(RuntimeError):
+    """An executor that cannot start (Ray missing, a cluster that cannot be reached)."""
+
+
+class Executor(Protocol):
+    name: str
+
+    def describe(self) -> dict[str, Any]: ...
+
+    def run(self, items: Sequence[Item]) -> Iterator[Result]: ...
+
+    def close(self) -> None: ...
+
+
+# -------------------------------------------------------------------- local
+_WORKER: Worker | None = None
+
+
+def _init_worker(config_data: dict[str, Any], cache_dir: str | None, image_run: bool) -> None:
+    global _WORKER
+    _WORKER = Worker(Config(config_data), Path(cache_dir) if cache_dir else None, image_run)
+
+
+def _run_item(item: Item) -> Result:
+    assert _WORKER is not None, "worker not initialised"
+    row, parsed = _WORKER.run(item)
+    return item.id, row, parsed
+
+
+def _describe() -> dict[str, Any]:
+    assert _WORKER is not None, "worker not initialised"
+    return _WORKER.describe()
+
+
+class LocalExecutor:
+    name = "local"
+
+    def __init__(self, config: Config, *, jobs: int = 1, cache_dir: Path | None = None, image_run: bool = False):
+        self.jobs = max(1, jobs)
+        self._args = (dict(config.data), str(cache_dir) if cache_dir else None, image_run)
+        self._pool: ProcessPoolExecutor | None = None
+        if self.jobs == 1:
+            _init_worker(*self._args)
+        else:
+            self._pool = ProcessPoolExecutor(max_workers=self.jobs, initializer=_init_worker, initargs=self._args)
+
+    def describe(self) -> dict[str, Any]:
+        return _describe() if self._pool is None else self._pool.submit(_describe).result()
+
+    def run(self, items: Sequence[Item]) -> Iterator[Result]:
+        if self._pool is None:
+            for item in items:
+                yield _run_item(item)
+            return
+        pending: dict[Future[Result], Item] = {}
+        queue = list(items)
+        while queue or pending:
+            while queue and len(pending) < 2 * self.jobs:
+                item = queue.pop(0)
+                pending[self._pool.submit(_run_item, item)] = item
+            done, _ = wait(pending, return_when=FIRST_COMPLETED)
+            for fut in done:
+                item = pending.pop(fut)
+                yield _result_or_error(fut, item)
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(cancel_futures=True)
+
+
+def _result_or_error(fut: Future[Result], item: Item) -> Result:
+    try:
+        return fut.result()
+    except Exception as exc:  # a crashed worker fails only its item
+        log.warning("worker failed on %s: %s", item.id, exc)
+        return item.id, error_row(item, f"worker crashed: {type(exc).__name__}: {exc}"), None
+
+
+def error_row(item: Item, message: str) -> dict[str, Any]:
+    return {"id": item.id, "status": "prediction_error", "error": message,
+            "prediction": str(item.prediction) if item.prediction else None,
+            "reference": str(item.reference) if item.reference else None,
+            "meta": {}, "notes": [], "inputs": {}, "scores": None}
+
+
+# ---------------------------------------------------------------------- ray
+class RayExecutor:
+    name = "ray"
+
+    def __init__(
+        self,
+        config: Config,
+        *,
+        jobs: int = 2,
+        address: str | None = None,
+        cache_dir: Path | None = None,
+        image_run: bool = False,
+        use_gpu: bool = False,
+    ):
+        try:
+            import ray
+        except ImportError as exc:
+            raise ExecutorError("the ray executor needs Ray: pip install 'sciflow[ray]'") from exc
+        self.ray = ray
+        self._started_here = False
+        if not ray.is_initialized():
+            try:
+                if address is None:
+                    ray.init(num_cpus=max(1, jobs), include_dashboard=False, log_to_driver=False,
+                             configure_logging=False)
+                else:
+                    ray.init(address=address, log_to_driver=False, configure_logging=False)
+            except Exception as exc:
+                raise ExecutorError(f"cannot start or join Ray ({address or 'local'}): {exc}") from exc
+            self._started_here = True
+        gpus = 1 if use_gpu and ray.cluster_resources().get("GPU", 0) >= 1 else 0
+        actor_cls = ray.remote(num_cpus=1, num_gpus=gpus)(_RayWorker)
+        args = (dict(config.data), str(cache_dir) if cache_dir else None, image_run)
+        self.actors = [actor_cls.remote(*args) for _ in range(max(1, jobs))]
+        self.gpus_per_actor = gpus
+
+    def describe(self) -> dict[str, Any]:
+        d = self.ray.get(self.actors[0].describe.remote())
+        d["executor"] = {"name": "ray", "actors": len(self.actors), "gpus_per_actor": self.gpus_per_actor}
+        return d
+
+    def run(self, items: Sequence[Item]) -> Iterator[Result]:
+        ray = self.ray
+        queue = list(items)
+        pending: dict[Any, Item] = {}
+        free = list(self.actors)
+        busy: dict[Any, Any] = {}
+        while queue or pending:
+            while queue and free:
+                actor = free.pop(0)
+                item = queue.pop(0)
+                ref = actor.run.remote(item)
+                pending[ref] = item
+                busy[ref] = actor
+            done, _ = ray.wait(list(pending), num_returns=1)
+            for ref in done:
+                item = pending.pop(ref)
+                free.append(busy.pop(ref))
+                try:
+                    yield ray.get(ref)
+                except Exception as exc:  # an actor failure fails only its item
+                    log.warning("ray worker failed on %s: %s", item.id, exc)
+                    yield item.id, error_row(item, f"worker crashed: {type(exc).__name__}: {exc}"), None
+
+    def close(self) -> None:
+        for a in self.actors:
+            self.ray.kill(a)
+        if self._started_here:
+            self.ray.shutdown()
+
+
+class _RayWorker:
+    """Body of a Ray actor: one Worker, models loaded once."""
+
+    def __init__(self, config_data: dict[str, Any], cache_dir: str | None, image_run: bool):
+        self.worker = Worker(Config(config_data), Path(cache_dir) if cache_dir else None, image_run)
+
+    def run(self, item: Item) -> Result:
+        row, parsed = self.worker.run(item)
+        return item.id, row, parsed
+
+    def describe(self) -> dict[str, Any]:
+        return self.worker.describe()
+
+
+def make_executor(
+    name: str,
+    config: Config,
+    *,
+    jobs: int = 1,
+    address: str | None = None,
+    cache_dir: Path | None = None,
+    image_run: bool = False,
+) -> Executor:
+    """Build the executor registered under ``name`` (:data:`EXECUTORS`)."""
+    try:
+        factory = EXECUTORS[name]
+    except KeyError:
+        raise ExecutorError(f"unknown executor {name!r}; known: {', '.join(EXECUTORS)}") from None
+    return factory(config, jobs=jobs, address=address, cache_dir=cache_dir, image_run=image_run)
+
+
+EXECUTORS: dict[str, Any] = {
+    "local": lambda config, address=None, **kw: LocalExecutor(config, **kw),
+    "ray": lambda config, **kw: RayExecutor(config, use_gpu=True, **kw),
+}

@@ -1,0 +1,80 @@
+"""Benchmark items: references paired with predictions by file stem."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from sciflow.hashing import file_sha256
+from sciflow.imageio import RASTER_SUFFIXES, VECTOR_SUFFIXES
+
+GRAPH_SUFFIXES = frozenset({".json"})
+# Image predictions are parsed by the inverse parser before scoring.
+IMAGE_SUFFIXES = RASTER_SUFFIXES | VECTOR_SUFFIXES
+
+GRAPH_KEYS = ("graph", "node_precision", "node_recall", "node_f1", "edge_precision", "edge_recall", "edge_f1")
+TEXT_KEYS = ("text", "coverage", "faithfulness", "alignment")
+IMAGE_KEYS = ("image", "semantic_consistency", "perceptual_similarity", "visual_flow")
+
+
+@dataclass
+class Item:
+    """One benchmark item: a reference and (maybe) its prediction, paired by file stem."""
+
+    id: str
+    reference: Path | None
+    prediction: Path | None
+    source_image: Path | None = None
+    notes: list[str] = field(default_factory=list)
+
+
+class ScoringError(RuntimeError):
+    """A run that cannot start at all (a folder that does not exist, say)."""
+
+
+def pair_items(pred_dir: Path, ref_dir: Path) -> tuple[list[Item], list[str]]:
+    """Pair ``REF_DIR/*.json`` with predictions in ``PRED_DIR`` by file stem.
+
+    Returns the items (sorted by id) and the stems of predictions that have no reference.
+    When a stem has both a graph (``.json``) and an image, the graph is used and a note says so.
+    An image beside a reference with the same stem (``REF_DIR/<stem>.png`` ...) is the item's
+    source figure, used by the perceptual-similarity term of the image level.
+    """
+    for d, what in ((pred_dir, "prediction"), (ref_dir, "reference")):
+        if not d.is_dir():
+            raise ScoringError(f"{what} folder not found: {d}")
+    refs: dict[str, Path] = {}
+    sources: dict[str, Path] = {}
+    for p in sorted(ref_dir.iterdir()):
+        if p.is_file() and p.suffix.lower() == ".json":
+            refs[p.stem] = p
+        elif p.is_file() and p.suffix.lower() in IMAGE_SUFFIXES:
+            sources.setdefault(p.stem, p)
+    preds: dict[str, list[Path]] = {}
+    for p in sorted(pred_dir.iterdir()):
+        if p.is_file() and p.suffix.lower() in GRAPH_SUFFIXES | IMAGE_SUFFIXES:
+            preds.setdefault(p.stem, []).append(p)
+    items = []
+    for stem in sorted(refs):
+        cands = sorted(preds.get(stem, []), key=lambda p: (p.suffix.lower() not in GRAPH_SUFFIXES, p.name))
+        item = Item(stem, refs[stem], cands[0] if cands else None, sources.get(stem))
+        if len(cands) > 1:
+            item.notes.append(
+                f"several predictions for {stem!r}: {', '.join(p.name for p in cands)}; using {cands[0].name}"
+            )
+        items.append(item)
+    orphans = sorted(set(preds) - set(refs))
+    return items, orphans
+
+
+def is_image(path: Path | None) -> bool:
+    return path is not None and path.suffix.lower() in IMAGE_SUFFIXES
+
+
+def input_hashes(item: Item) -> dict[str, str]:
+    """SHA-256 of every file the item's scores depend on (a rerun redoes the item when one changes)."""
+    out = {}
+    for key, path in (("reference", item.reference), ("prediction", item.prediction), ("source", item.source_image)):
+        if path is not None and path.is_file():
+            out[f"{key}_sha256"] = file_sha256(path)
+    return out

@@ -1,0 +1,212 @@
+"""Per-item work: parse an image prediction (cached) and score it on every level.
+
+A :class:`Worker` is built once per process (or Ray actor): it holds the embedder, the image
+models, the judge client and, on first need, the parser, so models load once per worker and
+never on the per-item path. :meth:`Worker.run` is a function of the item and the config: the
+same item gives the same row in any process, under any executor.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from sciflow.config import Config
+from sciflow.embedding import get_embedder
+from sciflow.graph import DiagramGraph, GraphFormatError, load_graph
+from sciflow.judge import ALIGNMENT_TEMPLATE, ChatJudge, JudgeError
+from sciflow.metrics.graph_level import graph_level
+from sciflow.metrics.text_level import prompt_text, serialize, text_level
+from sciflow.runs.items import GRAPH_KEYS, IMAGE_KEYS, TEXT_KEYS, Item, input_hashes, is_image
+
+log = logging.getLogger(__name__)
+
+
+class ItemScorer:
+    """Scores one prediction against its reference on every level the inputs allow.
+
+    Holds what is loaded once per process (embedder, image models, judge); each call is a
+    function of its inputs. Graph predictions get the graph and text levels; image
+    predictions get the image level too, and then the overall score
+    ``overall.graph * graph + overall.text * text + overall.image * image``.
+    """
+
+    def __init__(self, config: Config):
+        self.config = config
+        self.embedder = get_embedder(config.matching.embedder)
+        self.judge = ChatJudge(config.text.judge) if config.text.alignment_backend == "judge" else None
+        self._image_models: Any = None
+
+    def image_models(self) -> Any:
+        if self._image_models is None:
+            from sciflow.image_models import get_image_models
+
+            self._image_models = get_image_models(self.config.image)
+        return self._image_models
+
+    def models(self, with_image: bool) -> dict[str, Any]:
+        out: dict[str, Any] = {"embedder": self.embedder.describe()}
+        if self.judge is not None:
+            out["text_judge"] = self.judge.describe()
+        if with_image:
+            d = self.image_models().describe()
+            out["image_semantic"] = d["semantic"]
+            out["image_perceptual"] = d["perceptual"]
+        return out
+
+    def __call__(
+        self,
+        pred: DiagramGraph,
+        ref: DiagramGraph,
+        *,
+        image: Path | None = None,
+        source_image: Path | None = None,
+        extra_texts: Sequence[str] = (),
+    ) -> dict[str, Any]:
+        c = self.config
+        g = graph_level(pred, ref, c.matching, c.graph, embedder=self.embedder)
+        scores: dict[str, Any] = {
+            "graph": g.score,
+            "node_precision": g.node_precision,
+            "node_recall": g.node_recall,
+            "node_f1": g.node_f1,
+            "edge_precision": g.edge_precision,
+            "edge_recall": g.edge_recall,
+            "edge_f1": g.edge_f1,
+        }
+        out: dict[str, Any] = {"scores": scores, "graph_level": g.to_dict(), "text_level": None, "image_level": None}
+        judge_value = None
+        if self.judge is not None:
+            try:
+                judge_value, reason = self.judge.score(
+                    ALIGNMENT_TEMPLATE, prompt=prompt_text(ref), graph=serialize(pred)
+                )
+            except JudgeError as exc:
+                out["notes"] = [f"text level not scored: {exc}"]
+        if self.judge is None or judge_value is not None:
+            t = text_level(pred, ref, c.text, c.matching, extra_texts, self.embedder, judge_value)
+            scores.update(text=t.score, coverage=t.coverage, faithfulness=t.faithfulness, alignment=t.alignment)
+            out["text_level"] = t.to_dict()
+            if judge_value is not None:
+                out["text_level"]["judge_reason"] = reason
+        if image is not None:
+            from sciflow.metrics.image_level import image_level
+
+            im = image_level(image, prompt_text(ref), pred, source_image, c.image, self.image_models())
+            scores.update(
+                image=im.score,
+                semantic_consistency=im.semantic_consistency,
+                perceptual_similarity=im.perceptual_similarity,
+                visual_flow=im.visual_flow,
+            )
+            out["image_level"] = im.to_dict()
+            if im.score is not None and "text" in scores:
+                w = c.overall
+                scores["overall"] = w.graph * g.score + w.text * scores["text"] + w.image * im.score
+        return out
+
+
+def _zero_scores(with_image: bool) -> dict[str, float]:
+    keys = GRAPH_KEYS + TEXT_KEYS + ((*IMAGE_KEYS, "overall") if with_image else ())
+    return {k: 0.0 for k in keys}
+
+
+def score_item(
+    item: Item,
+    scorer: ItemScorer,
+    parse: Callable[[Path], tuple[DiagramGraph | None, str | None]] | None = None,
+    image_run: bool = False,
+) -> tuple[dict[str, Any], DiagramGraph | None]:
+    """The results row of one item, and the graph parsed from its image prediction (if any).
+
+    ``parse`` turns an image prediction into a graph (or an error message). In an
+    ``image_run`` (predictions are images) a missing prediction scores 0 on the image level
+    and overall too."""
+    row: dict[str, Any] = {
+        "id": item.id,
+        "status": "ok",
+        "error": None,
+        "prediction": str(item.prediction) if item.prediction else None,
+        "reference": str(item.reference) if item.reference else None,
+        "source_image": str(item.source_image) if item.source_image else None,
+        "parsed_graph": None,
+        "meta": {},
+        "notes": list(item.notes),
+        "inputs": input_hashes(item),
+        "scores": None,
+        "graph_level": None,
+        "text_level": None,
+        "image_level": None,
+    }
+    try:
+        assert item.reference is not None
+        ref = load_graph(item.reference)
+    except GraphFormatError as exc:
+        row.update(status="reference_error", error=str(exc))
+        return row, None
+    row["meta"] = {k: ref.meta[k] for k in ("area", "difficulty") if k in ref.meta}
+    image_pred = is_image(item.prediction)
+    if item.prediction is None:
+        row.update(status="missing_prediction", error="no prediction for this reference",
+                   scores=_zero_scores(with_image=image_run))
+        return row, None
+    parsed = None
+    try:
+        if not image_pred:
+            pred = load_graph(item.prediction)
+        else:
+            if parse is None:
+                raise GraphFormatError(str(item.prediction), [("$", "image predictions need the parser")])
+            parsed, err = parse(item.prediction)
+            if parsed is None:
+                raise GraphFormatError(str(item.prediction), [("$", f"parse failed: {err}")])
+            pred = parsed
+            row["parsed_graph"] = f"parsed/{item.id}.json"
+    except GraphFormatError as exc:
+        row.update(status="prediction_error", error=str(exc), scores=_zero_scores(with_image=image_pred))
+        return row, None
+    result = scorer(
+        pred, ref, image=item.prediction if image_pred else None, source_image=item.source_image
+    )
+    row["notes"] += result.pop("notes", [])
+    row.update(result)
+    return row, parsed
+
+
+class Worker:
+    """Everything one process needs to turn items into rows; build once, run many."""
+
+    def __init__(self, config: Config, cache_dir: Path | None = None, image_run: bool = False):
+        self.config = config
+        self.cache_dir = cache_dir
+        self.image_run = image_run
+        self.scorer = ItemScorer(config)
+        self._parser: Any = None
+
+    @property
+    def parser(self) -> Any:
+        if self._parser is None:
+            from sciflow.pipeline import Parser
+
+            self._parser = Parser(self.config)
+        return self._parser
+
+    def parse(self, path: Path) -> tuple[DiagramGraph | None, str | None]:
+        from sciflow.parse_batch import parse_cached
+
+        return parse_cached(self.parser, path, self.cache_dir)
+
+    def run(self, item: Item) -> tuple[dict[str, Any], dict[str, Any] | None]:
+        """The item's row and its parsed graph as a dict (for the writer to save)."""
+        row, parsed = score_item(item, self.scorer, self.parse, self.image_run)
+        row["config_hash"] = self.config.hash
+        return row, (parsed.to_dict() if parsed is not None else None)
+
+    def describe(self) -> dict[str, Any]:
+        """Model names, weight hashes and backends, for the manifest."""
+        models = self.scorer.models(with_image=self.image_run)
+        if self.image_run:
+            models["parser"] = self.parser.fingerprint()
+        return models
