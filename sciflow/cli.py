@@ -102,6 +102,8 @@ def cmd_score(args: argparse.Namespace) -> int:
         )
     if s["fallbacks"]:
         err_console.print(f"[yellow]FALLBACK backends used:[/yellow] {', '.join(s['fallbacks'])}")
+    if result.n_reused:
+        err_console.print(f"{result.n_reused} items reused from the previous run (unchanged inputs and config)")
     if args.out:
         console.print(f"results written to {args.out}/ (results.jsonl, summary.json, leaderboard.csv, manifest.json)")
     return 0

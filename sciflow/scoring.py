@@ -44,6 +44,7 @@ class RunResult:
     rows: list[dict[str, Any]]
     summary: dict[str, Any]
     manifest: dict[str, Any]
+    n_reused: int = 0  # rows kept from a previous, unchanged run
 
 
 def run_scoring(
@@ -120,4 +121,4 @@ def run_scoring(
         finalize(results_path, ordered)
         (out / "summary.json").write_text(json.dumps(summary, indent=2, ensure_ascii=False) + "\n", "utf-8")
         write_leaderboard([summary], out / "leaderboard.csv")
-    return RunResult(out, ordered, summary, manifest)
+    return RunResult(out, ordered, summary, manifest, n_reused=len(kept))
