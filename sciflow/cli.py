@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import getpass
 import json
 import logging
 import sys
@@ -350,6 +351,29 @@ def cmd_import(args: argparse.Namespace) -> int:
     return 1 if rep.errors else 0
 
 
+def cmd_verify(args: argparse.Namespace) -> int:
+    from sciflow.verify.server import serve
+
+    config = load_config(args.config)
+    serve(args.figures_dir, args.out, host=args.host, port=args.port, annotator=args.annotator, config=config)
+    return 0
+
+
+def cmd_agreement(args: argparse.Namespace) -> int:
+    from sciflow.verify.agreement import agreement
+
+    try:
+        report = agreement(args.verified_dir)
+    except FileNotFoundError as exc:
+        err_console.print(f"[red]error:[/red] {exc}")
+        return 2
+    if args.json:
+        sys.stdout.write(json.dumps(report.to_dict(), indent=2) + "\n")
+    else:
+        sys.stdout.write(report.format() + "\n")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="sciflow", description=__doc__)
     p.add_argument("--version", action="version", version=f"sciflow {__version__}")
@@ -443,6 +467,20 @@ def build_parser() -> argparse.ArgumentParser:
         g.add_argument("-o", "--out", type=Path, required=True)
         g.add_argument("--style", choices=["structured", "naive"], default="structured")
         g.add_argument("--no-resume", action="store_true", help="regenerate items already done")
+
+    ve = sub.add_parser("verify", help="serve the human verification page for parsed figures")
+    ve.add_argument("figures_dir", type=Path)
+    ve.add_argument("--out", type=Path, required=True, help="folder for verified graphs and audit logs")
+    ve.add_argument("--host", default="127.0.0.1")
+    ve.add_argument("--port", type=int, default=8765)
+    ve.add_argument("--annotator", default=getpass.getuser(), help="name written into the audit log")
+    ve.add_argument("--config", type=Path, default=None)
+    ve.set_defaults(func=cmd_verify)
+
+    ag = sub.add_parser("agreement", help="parser agreement (P/R/F1) from verification edit logs")
+    ag.add_argument("verified_dir", type=Path)
+    ag.add_argument("--json", action="store_true")
+    ag.set_defaults(func=cmd_agreement)
 
     im = sub.add_parser("import", help="import a published benchmark layout")
     im.add_argument("layout", choices=["sciflow-bench"])
