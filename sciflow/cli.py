@@ -81,6 +81,7 @@ def cmd_score(args: argparse.Namespace) -> int:
                 args.pred_dir, args.refs, args.out, config,
                 run_name=args.name, executor=args.executor, jobs=args.jobs, address=args.address,
                 cache_dir=None if args.no_cache else args.cache_dir, resume=not args.no_resume,
+                critique=args.critique,
                 on_start=lambda n: progress.update(task, total=n),
                 on_item=lambda row: progress.update(task, advance=1, description=row["id"]),
             )
@@ -374,6 +375,47 @@ def cmd_agreement(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_critique(args: argparse.Namespace) -> int:
+    from sciflow.critic import critique_input, format_critique
+    from sciflow.graph import GraphFormatError
+    from sciflow.imageio import ImageLoadError
+
+    try:
+        c = critique_input(args.input, args.ref, config=load_config(args.config))
+    except (GraphFormatError, ImageLoadError, FileNotFoundError) as exc:
+        err_console.print(f"[red]error:[/red] {exc}")
+        return 2
+    sys.stdout.write(format_critique(c, args.format) + "\n")
+    return 0 if c.passed else 1
+
+
+def cmd_rectify(args: argparse.Namespace) -> int:
+    from sciflow.critic import rectify_folder
+    from sciflow.generators import GeneratorError
+
+    options = {}
+    for opt in args.option or []:
+        key, _, value = opt.partition("=")
+        try:
+            options[key] = json.loads(value)
+        except json.JSONDecodeError:
+            options[key] = value
+    with _progress("rectifying") as progress:
+        task = progress.add_task("", total=None)
+        try:
+            summary = rectify_folder(
+                args.generator, args.refs, args.out, editor=None if args.editor == "none" else args.editor,
+                generator_options=options, config=load_config(args.config), max_steps=args.max_steps,
+                parse_images=args.parse_images,
+                on_item=lambda t: progress.update(task, advance=1, description=t.item_id),
+            )
+        except GeneratorError as exc:
+            err_console.print(f"[red]error:[/red] {exc}")
+            return 2
+    console.print_json(json.dumps(summary))
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="sciflow", description=__doc__)
     p.add_argument("--version", action="version", version=f"sciflow {__version__}")
@@ -391,6 +433,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--jobs", type=int, default=1, help="workers (processes or Ray actors)")
     s.add_argument("--address", default=None, help="Ray cluster address (default: start a local runtime)")
     s.add_argument("--no-resume", action="store_true", help="rescore every item even if results exist")
+    s.add_argument("--critique", action="store_true", help="write a critique (verdict, explanation, edits) per item")
     s.add_argument("--cache-dir", type=Path, default=Path(".sciflow-cache"), help="parse cache folder")
     s.add_argument("--no-cache", action="store_true", help="do not read or write the parse cache")
     s.set_defaults(func=cmd_score)
@@ -481,6 +524,24 @@ def build_parser() -> argparse.ArgumentParser:
     ag.add_argument("verified_dir", type=Path)
     ag.add_argument("--json", action="store_true")
     ag.set_defaults(func=cmd_agreement)
+
+    cr = sub.add_parser("critique", help="judgement, explanation and edit instructions for one diagram")
+    cr.add_argument("input", type=Path, help="an image (parsed first) or a predicted graph (.json)")
+    cr.add_argument("--ref", type=Path, required=True)
+    cr.add_argument("--format", choices=["json", "text", "tagged"], default="text")
+    cr.add_argument("--config", type=Path, default=None)
+    cr.set_defaults(func=cmd_critique)
+
+    rf = sub.add_parser("rectify", help="generate, critique and repair until the critique passes")
+    rf.add_argument("--generator", required=True, help="graphviz, perturbed, or an installed plug-in")
+    rf.add_argument("--editor", default="graph", help="graph (apply instructions to the graph) or none")
+    rf.add_argument("--option", action="append", help="KEY=VALUE for the generator (repeatable)")
+    rf.add_argument("--refs", type=Path, required=True)
+    rf.add_argument("-o", "--out", type=Path, required=True)
+    rf.add_argument("--max-steps", type=int, default=None)
+    rf.add_argument("--parse-images", action="store_true", help="critique the parsed image, not the known graph")
+    rf.add_argument("--config", type=Path, default=None)
+    rf.set_defaults(func=cmd_rectify)
 
     im = sub.add_parser("import", help="import a published benchmark layout")
     im.add_argument("layout", choices=["sciflow-bench"])

@@ -32,6 +32,7 @@ from sciflow.manifest import build_manifest
 from sciflow.runs.executors import make_executor
 from sciflow.runs.items import ScoringError, input_hashes, is_image, pair_items
 from sciflow.runs.results import RESULTS_NAME, ResultsLog, finalize, read_log, reusable_rows
+from sciflow.runs.worker import WorkerSpec
 from sciflow.summary import summarize_rows, write_leaderboard
 
 __all__ = ["RunResult", "ScoringError", "run_scoring"]
@@ -59,6 +60,7 @@ def run_scoring(
     address: str | None = None,
     cache_dir: Path | None = None,
     resume: bool = True,
+    critique: bool = False,
     on_item: Callable[[dict[str, Any]], None] | None = None,
     on_start: Callable[[int], None] | None = None,
 ) -> RunResult:
@@ -66,6 +68,7 @@ def run_scoring(
 
     With ``resume`` (the default) an existing ``results.jsonl`` in ``out_dir`` is read first
     and every row whose config hash and input hashes are unchanged is kept, not recomputed.
+    ``critique`` adds the critic's verdict, explanation and edit instructions to every row.
     """
     pred_dir, ref_dir = Path(pred_dir), Path(ref_dir)
     items, orphans = pair_items(pred_dir, ref_dir)
@@ -78,7 +81,8 @@ def run_scoring(
     results_path = out / RESULTS_NAME if out else None
     kept: dict[str, dict[str, Any]] = {}
     if out and resume and results_path and results_path.is_file():
-        kept = reusable_rows(read_log(results_path), config.hash, {i.id: input_hashes(i) for i in items})
+        kept = reusable_rows(read_log(results_path), config.hash, {i.id: input_hashes(i) for i in items},
+                             critique)
         log.info("resuming: %d of %d items already scored", len(kept), len(items))
     todo = [i for i in items if i.id not in kept]
     image_run = any(is_image(i.prediction) for i in items)
@@ -89,7 +93,8 @@ def run_scoring(
             on_item(row)
 
     rows = dict(kept)
-    ex = make_executor(executor, config, jobs=jobs, address=address, cache_dir=cache_dir, image_run=image_run)
+    spec = WorkerSpec(dict(config.data), str(cache_dir) if cache_dir else None, image_run, critique)
+    ex = make_executor(executor, spec, jobs=jobs, address=address)
     try:
         models = ex.describe()
         manifest = build_manifest(config, models)

@@ -112,3 +112,18 @@ def test_sigkill_midway_then_rerun_scores_every_item_once(tmp_path):
     for r in rows:
         if r["id"] in kept:
             assert r == kept[r["id"]]
+
+
+def test_score_with_critique_writes_one_per_item_and_resume_respects_it(tmp_path):
+    preds = EXAMPLES / "predictions" / "sloppy-gen"
+    out = tmp_path / "out"
+    plain = run_scoring(preds, REFS, out, STRING_ONLY)
+    assert all("critique" not in r for r in plain.rows)
+    crit = run_scoring(preds, REFS, out, STRING_ONLY, critique=True)
+    assert crit.n_reused == 0  # rows without critiques cannot stand
+    by_id = {r["id"]: r for r in crit.rows}
+    vit = by_id["vit"]["critique"]
+    assert vit["passed"] is False
+    ops = {i["op"] for i in vit["instructions"]}
+    assert {"reverse_edge", "remove_node"} <= ops
+    assert run_scoring(preds, REFS, out, STRING_ONLY, critique=True).n_reused == 5

@@ -16,14 +16,15 @@ Results come back in completion order as ``(item_id, row, parsed_graph_dict)``; 
 from __future__ import annotations
 
 import logging
+import multiprocessing
+import os
 from collections.abc import Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
-from pathlib import Path
+from dataclasses import replace
 from typing import Any, Protocol
 
-from sciflow.config import Config
 from sciflow.runs.items import Item
-from sciflow.runs.worker import Worker
+from sciflow.runs.worker import Worker, WorkerSpec
 
 log = logging.getLogger(__name__)
 
@@ -48,9 +49,17 @@ class Executor(Protocol):
 _WORKER: Worker | None = None
 
 
-def _init_worker(config_data: dict[str, Any], cache_dir: str | None, image_run: bool) -> None:
+def _init_worker(spec: WorkerSpec) -> None:
+    """Build this process's Worker. ``spec.threads > 0`` caps the math libraries' thread
+    pools, so that N workers on N cores do not oversubscribe them."""
     global _WORKER
-    _WORKER = Worker(Config(config_data), Path(cache_dir) if cache_dir else None, image_run)
+    if spec.threads > 0:
+        for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
+            os.environ[var] = str(spec.threads)
+        import torch
+
+        torch.set_num_threads(spec.threads)
+    _WORKER = Worker(spec)
 
 
 def _run_item(item: Item) -> Result:
@@ -67,14 +76,18 @@ def _describe() -> dict[str, Any]:
 class LocalExecutor:
     name = "local"
 
-    def __init__(self, config: Config, *, jobs: int = 1, cache_dir: Path | None = None, image_run: bool = False):
+    def __init__(self, spec: WorkerSpec, *, jobs: int = 1, address: str | None = None):
         self.jobs = max(1, jobs)
-        self._args = (dict(config.data), str(cache_dir) if cache_dir else None, image_run)
         self._pool: ProcessPoolExecutor | None = None
         if self.jobs == 1:
-            _init_worker(*self._args)
+            _init_worker(spec)
         else:
-            self._pool = ProcessPoolExecutor(max_workers=self.jobs, initializer=_init_worker, initargs=self._args)
+            # spawn, not fork: a forked child inherits torch/onnxruntime thread pools of a parent that
+            # already ran a model and can deadlock in its first forward pass.
+            threads = max(1, (os.cpu_count() or 1) // self.jobs)
+            self._pool = ProcessPoolExecutor(max_workers=self.jobs, initializer=_init_worker,
+                                             initargs=(replace(spec, threads=threads),),
+                                             mp_context=multiprocessing.get_context("spawn"))
 
     def describe(self) -> dict[str, Any]:
         return _describe() if self._pool is None else self._pool.submit(_describe).result()
@@ -119,16 +132,7 @@ def error_row(item: Item, message: str) -> dict[str, Any]:
 class RayExecutor:
     name = "ray"
 
-    def __init__(
-        self,
-        config: Config,
-        *,
-        jobs: int = 2,
-        address: str | None = None,
-        cache_dir: Path | None = None,
-        image_run: bool = False,
-        use_gpu: bool = False,
-    ):
+    def __init__(self, spec: WorkerSpec, *, jobs: int = 2, address: str | None = None, use_gpu: bool = True):
         try:
             import ray
         except ImportError as exc:
@@ -147,8 +151,7 @@ class RayExecutor:
             self._started_here = True
         gpus = 1 if use_gpu and ray.cluster_resources().get("GPU", 0) >= 1 else 0
         actor_cls = ray.remote(num_cpus=1, num_gpus=gpus)(_RayWorker)
-        args = (dict(config.data), str(cache_dir) if cache_dir else None, image_run)
-        self.actors = [actor_cls.remote(*args) for _ in range(max(1, jobs))]
+        self.actors = [actor_cls.remote(spec) for _ in range(max(1, jobs))]
         self.gpus_per_actor = gpus
 
     def describe(self) -> dict[str, Any]:
@@ -189,8 +192,8 @@ class RayExecutor:
 class _RayWorker:
     """Body of a Ray actor: one Worker, models loaded once."""
 
-    def __init__(self, config_data: dict[str, Any], cache_dir: str | None, image_run: bool):
-        self.worker = Worker(Config(config_data), Path(cache_dir) if cache_dir else None, image_run)
+    def __init__(self, spec: WorkerSpec):
+        self.worker = Worker(spec)
 
     def run(self, item: Item) -> Result:
         row, parsed = self.worker.run(item)
@@ -200,24 +203,13 @@ class _RayWorker:
         return self.worker.describe()
 
 
-def make_executor(
-    name: str,
-    config: Config,
-    *,
-    jobs: int = 1,
-    address: str | None = None,
-    cache_dir: Path | None = None,
-    image_run: bool = False,
-) -> Executor:
+def make_executor(name: str, spec: WorkerSpec, *, jobs: int = 1, address: str | None = None) -> Executor:
     """Build the executor registered under ``name`` (:data:`EXECUTORS`)."""
     try:
         factory = EXECUTORS[name]
     except KeyError:
         raise ExecutorError(f"unknown executor {name!r}; known: {', '.join(EXECUTORS)}") from None
-    return factory(config, jobs=jobs, address=address, cache_dir=cache_dir, image_run=image_run)
+    return factory(spec, jobs=jobs, address=address)
 
 
-EXECUTORS: dict[str, Any] = {
-    "local": lambda config, address=None, **kw: LocalExecutor(config, **kw),
-    "ray": lambda config, **kw: RayExecutor(config, use_gpu=True, **kw),
-}
+EXECUTORS: dict[str, Any] = {"local": LocalExecutor, "ray": RayExecutor}

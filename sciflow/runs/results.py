@@ -40,9 +40,10 @@ def read_log(path: Path) -> list[dict[str, Any]]:
 
 
 def reusable_rows(
-    previous: Iterable[dict[str, Any]], config_hash: str, inputs: dict[str, dict[str, str]]
+    previous: Iterable[dict[str, Any]], config_hash: str, inputs: dict[str, dict[str, str]], critique: bool = False
 ) -> dict[str, dict[str, Any]]:
-    """Rows of a previous run that can stand: same config hash and same input hashes.
+    """Rows of a previous run that can stand: same config hash, same input hashes, and a
+    critique when one is asked for.
 
     ``inputs`` maps item id to the current input hashes (``{"reference_sha256": ...}``).
     The last row of an item wins.
@@ -50,7 +51,8 @@ def reusable_rows(
     keep: dict[str, dict[str, Any]] = {}
     for row in previous:
         item = row.get("id")
-        if item in inputs and row.get("config_hash") == config_hash and row.get("inputs") == inputs[item]:
+        if (item in inputs and row.get("config_hash") == config_hash and row.get("inputs") == inputs[item]
+                and (row.get("critique_written") or not critique)):
             keep[item] = row
     return keep
 

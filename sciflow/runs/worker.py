@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -33,8 +34,9 @@ class ItemScorer:
     ``overall.graph * graph + overall.text * text + overall.image * image``.
     """
 
-    def __init__(self, config: Config):
+    def __init__(self, config: Config, critique: bool = False):
         self.config = config
+        self.critique = critique
         self.embedder = get_embedder(config.matching.embedder)
         self.judge = ChatJudge(config.text.judge) if config.text.alignment_backend == "judge" else None
         self._image_models: Any = None
@@ -77,6 +79,11 @@ class ItemScorer:
             "edge_f1": g.edge_f1,
         }
         out: dict[str, Any] = {"scores": scores, "graph_level": g.to_dict(), "text_level": None, "image_level": None}
+        if self.critique:
+            from sciflow.critic import CritiqueRule, critique_from_result
+
+            rule = CritiqueRule.from_config(c.critique)
+            out["critique"] = critique_from_result(pred, ref, g, rule).to_dict()
         judge_value = None
         if self.judge is not None:
             try:
@@ -175,14 +182,25 @@ def score_item(
     return row, parsed
 
 
+@dataclass(frozen=True)
+class WorkerSpec:
+    """What a worker is built from; plain data, so it crosses process and Ray boundaries."""
+
+    config_data: dict[str, Any]
+    cache_dir: str | None = None
+    image_run: bool = False
+    critique: bool = False
+    threads: int = 0  # > 0 caps the math libraries' thread pools in this worker
+
+
 class Worker:
     """Everything one process needs to turn items into rows; build once, run many."""
 
-    def __init__(self, config: Config, cache_dir: Path | None = None, image_run: bool = False):
-        self.config = config
-        self.cache_dir = cache_dir
-        self.image_run = image_run
-        self.scorer = ItemScorer(config)
+    def __init__(self, spec: WorkerSpec):
+        self.config = Config(spec.config_data)
+        self.cache_dir = Path(spec.cache_dir) if spec.cache_dir else None
+        self.image_run = spec.image_run
+        self.scorer = ItemScorer(self.config, spec.critique)
         self._parser: Any = None
 
     @property
@@ -202,6 +220,7 @@ class Worker:
         """The item's row and its parsed graph as a dict (for the writer to save)."""
         row, parsed = score_item(item, self.scorer, self.parse, self.image_run)
         row["config_hash"] = self.config.hash
+        row["critique_written"] = self.scorer.critique
         return row, (parsed.to_dict() if parsed is not None else None)
 
     def describe(self) -> dict[str, Any]:
