@@ -31,9 +31,14 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 demo: install
-	$(BIN)/sciflow score examples/predictions/careful-gen --refs examples/references --out runs/demo/careful-gen
-	$(BIN)/sciflow score examples/predictions/sloppy-gen --refs examples/references --out runs/demo/sloppy-gen
-	$(BIN)/sciflow summarize runs/demo/careful-gen runs/demo/sloppy-gen -o runs/demo/leaderboard.csv
+	@# Two made-up generators that output graphs, and two that output images (parsed first).
+	@for gen in careful-gen sloppy-gen graphviz-render perturbed-render; do \
+	  $(BIN)/sciflow score examples/predictions/$$gen --refs examples/references --out runs/demo/$$gen \
+	    --cache-dir runs/demo/.cache || exit 1; done
+	$(BIN)/sciflow summarize runs/demo/careful-gen runs/demo/sloppy-gen runs/demo/graphviz-render \
+	  runs/demo/perturbed-render -o runs/demo/leaderboard.csv
+	$(BIN)/sciflow report runs/demo/careful-gen runs/demo/sloppy-gen runs/demo/graphviz-render \
+	  runs/demo/perturbed-render -o runs/demo/report.html
 
 test: install
 	$(BIN)/python -m ruff check sciflow tests benchmarks examples

@@ -40,7 +40,7 @@ def leaderboard_table(summaries: Sequence[dict[str, Any]], title: str = "sciflow
     rows = leaderboard_rows(summaries)
     # The terminal shows the headline columns; leaderboard.csv holds every column.
     headline = ("overall", "graph", "text", "image", "node_f1", "edge_f1")
-    cols = ["run", "n_items", "n_missing", "n_errors"] + [k for k in headline if k in rows[0]]
+    cols = ["run", "n_items", "n_missing", "n_errors"] + [k for k in headline if any(k in r for r in rows)]
     cols += [f"graph_{d}" for d in ("easy", "medium", "hard") if any(r.get(f"n_{d}") for r in rows)]
     table = Table(title=title)
     for c in cols:
