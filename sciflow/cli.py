@@ -283,6 +283,18 @@ def cmd_prompt(args: argparse.Namespace) -> int:
     return 0
 
 
+def _key_values(pairs: Sequence[str] | None) -> dict[str, Any]:
+    """``["severity=2", "degrade=blur"]`` -> ``{"severity": 2, "degrade": "blur"}`` (JSON values when they parse)."""
+    options: dict[str, Any] = {}
+    for opt in pairs or []:
+        key, _, value = opt.partition("=")
+        try:
+            options[key] = json.loads(value)
+        except json.JSONDecodeError:
+            options[key] = value
+    return options
+
+
 def _run_generation(generator, args: argparse.Namespace) -> int:
     from sciflow.generators import GeneratorError, run_generator
 
@@ -310,13 +322,7 @@ def _run_generation(generator, args: argparse.Namespace) -> int:
 def cmd_generate(args: argparse.Namespace) -> int:
     from sciflow.generators import GeneratorError, get_generator
 
-    options = {}
-    for opt in args.option or []:
-        key, _, value = opt.partition("=")
-        try:
-            options[key] = json.loads(value)
-        except json.JSONDecodeError:
-            options[key] = value
+    options = _key_values(args.option)
     try:
         gen = get_generator(args.name, **options)
     except GeneratorError as exc:
@@ -393,13 +399,7 @@ def cmd_rectify(args: argparse.Namespace) -> int:
     from sciflow.critic import rectify_folder
     from sciflow.generators import GeneratorError
 
-    options = {}
-    for opt in args.option or []:
-        key, _, value = opt.partition("=")
-        try:
-            options[key] = json.loads(value)
-        except json.JSONDecodeError:
-            options[key] = value
+    options = _key_values(args.option)
     with _progress("rectifying") as progress:
         task = progress.add_task("", total=None)
         try:

@@ -122,9 +122,9 @@ class ImageConfig:
 
 
 @dataclass(frozen=True)
-class CritiqueConfig:
-    """The ``[critique]`` table: the pass/fail rule of ``sciflow critique`` and the rectification
-    loop's policy (see ``sciflow/critic/critique.py`` and ``sciflow/critic/rectify.py``)."""
+class CritiqueRuleSettings:
+    """Which findings make a prediction fail, and when a label counts as misspelled (the
+    fields of :class:`sciflow.critic.CritiqueRule`)."""
 
     fail_on_missing_node: bool = True
     fail_on_merged_node: bool = True
@@ -135,6 +135,13 @@ class CritiqueConfig:
     fail_on_unsupported_edge: bool = True
     fail_on_unmatched_endpoint_edge: bool = True
     misspell_threshold: float = 0.999
+
+
+@dataclass(frozen=True)
+class CritiqueConfig(CritiqueRuleSettings):
+    """The ``[critique]`` table: the pass/fail rule of ``sciflow critique`` and the rectification
+    loop's policy (see ``sciflow/critic/critique.py`` and ``sciflow/critic/rectify.py``)."""
+
     local_edit_limit: int = 2
     max_steps: int = 10
 

@@ -9,6 +9,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from sciflow.runs.results import read_log
+
 DIFFICULTIES = ("easy", "medium", "hard")
 SCORED_STATUSES = ("ok", "missing_prediction", "prediction_error")
 MEAN_KEYS = (
@@ -121,15 +123,7 @@ def read_summary(results_dir: str | Path) -> dict[str, Any]:
     results = d / "results.jsonl"
     if not results.is_file():
         raise SummaryError(f"{d}: no results.jsonl (is this a sciflow results folder?)")
-    rows = []
-    with results.open(encoding="utf-8") as f:
-        for n, line in enumerate(f, 1):
-            if not line.strip():
-                continue
-            try:
-                rows.append(json.loads(line))
-            except json.JSONDecodeError as exc:
-                raise SummaryError(f"{results}:{n}: not valid JSON: {exc.msg}") from exc
+    rows = read_log(results)
     manifest: dict[str, Any] = {}
     if (d / "manifest.json").is_file():
         manifest = json.loads((d / "manifest.json").read_text("utf-8"))

@@ -60,7 +60,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
-from sciflow.config import CritiqueConfig, MatchingConfig
+from sciflow.config import CritiqueConfig, CritiqueRuleSettings, MatchingConfig
 from sciflow.graph import DiagramGraph
 from sciflow.metrics.graph_level import GraphLevelResult, graph_level, skip_path_edges
 from sciflow.metrics.matching import fold, string_similarity
@@ -103,18 +103,8 @@ MERGE_PART_SIMILARITY = 0.8
 
 
 @dataclass(frozen=True)
-class CritiqueRule:
+class CritiqueRule(CritiqueRuleSettings):
     """Which findings make a prediction fail, and when a label counts as misspelled."""
-
-    fail_on_missing_node: bool = True
-    fail_on_merged_node: bool = True
-    fail_on_hallucinated_node: bool = True
-    fail_on_swapped_labels: bool = True
-    fail_on_reversed_edge: bool = True
-    fail_on_missing_edge: bool = True
-    fail_on_unsupported_edge: bool = True
-    fail_on_unmatched_endpoint_edge: bool = True
-    misspell_threshold: float = 0.999
 
     @classmethod
     def from_config(cls, cfg: CritiqueConfig | Any) -> CritiqueRule:
