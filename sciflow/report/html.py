@@ -180,6 +180,8 @@ def _config_for(run: _Run) -> Any:
 def _model_text(desc: Any) -> str:
     if not isinstance(desc, Mapping):
         return str(desc)
+    if isinstance(desc.get("backends"), Mapping):  # the parser's fingerprint: agent -> backend
+        return ", ".join(f"{agent}={b}" for agent, b in desc["backends"].items())
     name = desc.get("model") or desc.get("name") or desc.get("backend") or "?"
     backend = desc.get("backend")
     return f"{name}" + (f" ({backend})" if backend and backend != name else "")
