@@ -115,7 +115,7 @@ class SentenceTransformerEmbedder:
         tok = self._model.tokenizer
 
         def n_tokens(s: str) -> int:
-            return len(tok(s, add_special_tokens=False)["input_ids"])
+            return len(tok(s, add_special_tokens=False, verbose=False)["input_ids"])
 
         pieces: list[str] = []
         for line in (x.strip() for x in text.splitlines()):
@@ -147,7 +147,7 @@ class SentenceTransformerEmbedder:
         if len(parts) == 1:
             return self.encode(parts[0])
         tok = self._model.tokenizer
-        weights = np.array([max(1, len(tok(p, add_special_tokens=False)["input_ids"])) for p in parts], float)
+        weights = np.array([max(1, len(tok(p, add_special_tokens=False, verbose=False)["input_ids"])) for p in parts], float)
         vec = (np.stack([self.encode(p) for p in parts]) * weights[:, None]).sum(axis=0)
         return vec / np.linalg.norm(vec)
 
