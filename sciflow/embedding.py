@@ -107,15 +107,16 @@ class SentenceTransformerEmbedder:
         """The loaded ``SentenceTransformer`` (tokenizer, ``max_seq_length``)."""
         return self._model
 
+    def n_tokens(self, text: str) -> int:
+        """Word pieces in ``text``, without the special tokens."""
+        return len(self._model.tokenizer(text, add_special_tokens=False, verbose=False)["input_ids"])
+
     def chunks(self, text: str) -> list[str]:
         """Split ``text`` into pieces that fit the encoder's context: whole lines packed
         greedily, a line longer than the context split at word boundaries. Every word of
         the text lands in exactly one chunk (nothing is truncated)."""
         limit = int(self._model.max_seq_length) - 2  # [CLS] and [SEP]
-        tok = self._model.tokenizer
-
-        def n_tokens(s: str) -> int:
-            return len(tok(s, add_special_tokens=False, verbose=False)["input_ids"])
+        n_tokens = self.n_tokens
 
         pieces: list[str] = []
         for line in (x.strip() for x in text.splitlines()):
@@ -146,8 +147,7 @@ class SentenceTransformerEmbedder:
         parts = self.chunks(text) or [""]
         if len(parts) == 1:
             return self.encode(parts[0])
-        tok = self._model.tokenizer
-        weights = np.array([max(1, len(tok(p, add_special_tokens=False, verbose=False)["input_ids"])) for p in parts], float)
+        weights = np.array([max(1, self.n_tokens(p)) for p in parts], float)
         vec = (np.stack([self.encode(p) for p in parts]) * weights[:, None]).sum(axis=0)
         return vec / np.linalg.norm(vec)
 
