@@ -46,6 +46,11 @@ test: install
 
 bench: install
 	$(BIN)/python benchmarks/bench_graph_metric.py
+	$(BIN)/python benchmarks/bench_levels.py
+	$(BIN)/python benchmarks/bench_parse.py --n 200 --seed 7
+	$(BIN)/python benchmarks/bench_metric_validity.py
+	$(BIN)/python benchmarks/bench_critic.py
+	$(BIN)/python benchmarks/bench_throughput.py --n 500
 
 clean:
 	rm -rf $(VENV) runs .pytest_cache .hypothesis

@@ -7,4 +7,20 @@ __version__ = "0.1.0"
 from sciflow.config import Config, load_config  # noqa: E402
 from sciflow.graph import DiagramGraph, GraphFormatError, load_graph  # noqa: E402
 
-__all__ = ["Config", "DiagramGraph", "GraphFormatError", "__version__", "load_config", "load_graph"]
+__all__ = [
+    "Config", "DiagramGraph", "GraphFormatError", "ParseResult", "Parser", "__version__", "load_config",
+    "load_graph", "parse",
+]
+
+
+def __getattr__(name: str) -> object:
+    # The parser pulls in OpenCV and onnxruntime; import it only when asked for.
+    if name in ("parse", "Parser", "ParseResult"):
+        from sciflow import pipeline
+
+        return getattr(pipeline, name)
+    if name == "rectify":
+        from sciflow.critic import rectify
+
+        return rectify
+    raise AttributeError(f"module 'sciflow' has no attribute {name!r}")

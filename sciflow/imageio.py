@@ -21,6 +21,7 @@ Resizing to the parser's working resolution is done by :func:`fit_working_size`.
 
 from __future__ import annotations
 
+import contextlib
 import io
 import logging
 import shutil
@@ -77,9 +78,7 @@ def to_rgb(image: Any, *, name: str = "<image>", max_pixels: int = MAX_PIXELS) -
     raise ImageLoadError(f"{name}: unsupported image object of type {type(image).__name__}")
 
 
-def fit_working_size(
-    rgb: np.ndarray, *, max_side: int, min_side: int
-) -> tuple[np.ndarray, float]:
+def fit_working_size(rgb: np.ndarray, *, max_side: int, min_side: int) -> tuple[np.ndarray, float]:
     """Resize to the parser's working resolution. Returns ``(image, scale)``.
 
     Policy: if the longer side exceeds ``max_side`` the image is shrunk (INTER_AREA) so that
@@ -110,8 +109,7 @@ def _check_pixels(size: tuple[int, int], name: str, max_pixels: int) -> None:
         raise ImageLoadError(f"{name}: image has no pixels ({w}x{h})")
     if w * h > max_pixels:
         raise ImageLoadError(
-            f"{name}: image is {w}x{h} = {w * h} pixels, over the limit of {max_pixels} "
-            "(decompression-bomb guard)"
+            f"{name}: image is {w}x{h} = {w * h} pixels, over the limit of {max_pixels} (decompression-bomb guard)"
         )
 
 
@@ -137,10 +135,8 @@ def _load_raster(fp: io.BytesIO, name: str, max_pixels: int) -> np.ndarray:
 
 
 def _pil_to_rgb(im: Image.Image, name: str) -> np.ndarray:
-    try:
+    with contextlib.suppress(Exception):  # broken EXIF must not stop loading
         im = ImageOps.exif_transpose(im)
-    except Exception:  # noqa: BLE001 - broken EXIF must not stop loading
-        pass
     mode = im.mode
     if mode in ("I;16", "I;16B", "I;16L", "I;16N", "I", "F"):
         arr = np.asarray(im).astype(np.float64)
@@ -203,9 +199,7 @@ def _load_svg(path: Path, data: bytes, max_pixels: int) -> np.ndarray:
     except ImportError:
         exe = shutil.which("rsvg-convert")
         if exe is None:
-            raise ImageLoadError(
-                f"{path}: SVG input needs the 'cairosvg' package or Debian 'librsvg2-bin'"
-            ) from None
+            raise ImageLoadError(f"{path}: SVG input needs the 'cairosvg' package or Debian 'librsvg2-bin'") from None
         proc = subprocess.run(
             [exe, "--zoom=2", "--background-color=white", "--format=png"],
             input=data,
@@ -213,7 +207,7 @@ def _load_svg(path: Path, data: bytes, max_pixels: int) -> np.ndarray:
             check=False,
         )
         if proc.returncode != 0:
-            raise ImageLoadError(f"{path}: cannot rasterise SVG: {proc.stderr.decode()[:200]}")
+            raise ImageLoadError(f"{path}: cannot rasterise SVG: {proc.stderr.decode()[:200]}") from None
         png = proc.stdout
     return _load_raster(io.BytesIO(png), str(path), max_pixels)
 

@@ -71,9 +71,11 @@ class Shape:
     """A closed shape or filled colour region.
 
     ``kind``: rect, rounded, ellipse, circle, diamond, trapezoid, parallelogram, cylinder,
-    polygon or region. ``polygon`` is the simplified outer contour; ``fill`` the median RGB
-    inside the shape; ``parent`` the id of the innermost shape containing it (or ``None``).
-    ``stroke`` is the estimated outline thickness in pixels (0 for a borderless fill).
+    polygon, region (an irregular filled area) or image (a picture or solid blob).
+    ``polygon`` is the simplified outer contour (grown over the outline); ``fill`` the median
+    RGB inside the shape; ``parent`` the id of the innermost shape containing it (or
+    ``None``). ``stroke`` is an outline-thickness slot; the opencv backend does not measure
+    it and records 1.0.
     """
 
     id: int
@@ -117,8 +119,9 @@ class GroundedNode:
     """A node candidate.
 
     ``kind``: the shape kind, ``"text"`` for free-standing text, ``"operator"`` for an
-    operator symbol or ``"container"`` for a group shape. ``candidate`` is True for
-    free-standing text and containers, which become graph nodes only when an edge attaches.
+    operator symbol, ``"icon"`` for an untexted shape or picture named by a caption, or
+    ``"container"`` for a group shape. ``candidate`` is True for free-standing text, icons
+    and containers, which become graph nodes only when an edge attaches.
     ``polygon`` is the outline used for masking and edge attachment.
     """
 

@@ -17,12 +17,15 @@ Agent behaviour (exact):
    Boxes are mapped back to working-image coordinates.
 2. Lines with confidence below ``min_confidence`` are dropped; arrow glyphs read as text are
    filtered: lines made only of arrow/line characters (``→ ← ↑ ↓ ⇒ - — – > < | _ = ~``) are
-   dropped and such characters are stripped from both ends of a line (``"-> Decoder"`` ->
-   ``"Decoder"``).
+   dropped, single arrowhead-like characters (``V``, ``^``, ``A``, ``|``, ...) are dropped,
+   arrow characters are stripped from both ends of a line (``"-> Decoder"`` ->
+   ``"Decoder"``), and texts of at most 2 characters whose box is crossed by a stroke (ink on
+   the ring 2 px outside the box) are dropped: arrowheads read as ``D``, ``X``, ...
 3. Lines are grouped into labels: two lines join when their heights differ by at most
    ``1.6x``, the vertical gap is at most ``line_gap`` x the smaller height and they overlap
    horizontally (or share a left edge or centre within one line height). Fragments on the
-   same row with a horizontal gap of at most ``word_gap`` x height join with a space.
+   same row (centres within 0.25 x height) with a horizontal gap of at most ``word_gap`` x
+   height join with a space.
    Label text is the lines in reading order joined by spaces.
 """
 
@@ -52,10 +55,16 @@ _EDGE_ARROWS = re.compile(
 )
 
 
+#: Single characters that OCR reports for arrowheads and line ends.
+_GLYPH_LETTERS = frozenset("VvΛ∧∨^AYTIl|17LJ")
+
+
 def clean_text(text: str) -> str:
-    """Strip arrow glyphs from both ends and collapse whitespace; '' if nothing remains."""
+    """Strip arrow glyphs from both ends and collapse whitespace; '' if nothing remains.
+    A text that is a single arrowhead-like character (``V v ^ A Y T I l | 1 7 L J``) is
+    dropped too."""
     t = " ".join(text.split())
-    if _ONLY_ARROWS.match(t):
+    if _ONLY_ARROWS.match(t) or t in _GLYPH_LETTERS:
         return ""
     prev = None
     while prev != t:
@@ -105,6 +114,10 @@ class RapidOCRBackend(TextBackend):
             "Global.log_level": "warning",
             "Global.use_cls": bool(self.params.get("use_cls", False)),
             "Global.text_score": float(self.params.get("text_score", 0.5)),
+            # the agent does its own upscaling: let the detector see the image as given
+            "Global.max_side_len": int(self.params.get("max_side_len", 4096)),
+            "Det.limit_type": "max",
+            "Det.limit_side_len": int(self.params.get("det_limit_side_len", 2400)),
         }
         threads = int(self.params.get("threads", 0))
         if threads > 0:
@@ -156,9 +169,7 @@ class TesseractBackend(TextBackend):
         self.psm = int(self.params.get("psm", 11))
 
     def read(self, image: np.ndarray) -> list[TextBox]:
-        d = self.pt.image_to_data(
-            image, config=f"--psm {self.psm}", output_type=self.pt.Output.DICT
-        )
+        d = self.pt.image_to_data(image, config=f"--psm {self.psm}", output_type=self.pt.Output.DICT)
         lines: dict[tuple[int, int, int], list[int]] = {}
         for i, word in enumerate(d["text"]):
             if word.strip() and float(d["conf"][i]) >= 0:
@@ -210,7 +221,23 @@ class PaddleOCRBackend(TextBackend):
         return out
 
 
-def group_lines(lines: list[TextBox], *, line_gap: float = 0.6, word_gap: float = 0.8) -> list[TextLabel]:
+def _touches_stroke(image: np.ndarray, bbox: BBox, pad: int = 2, thr: int = 60) -> bool:
+    """True when ink crosses the ring just outside ``bbox`` (a stroke runs into the box):
+    at least 2 ring pixels differ from the ring's median colour by more than ``thr``."""
+    h, w = image.shape[:2]
+    x0, y0 = max(0, int(bbox[0]) - pad), max(0, int(bbox[1]) - pad)
+    x1, y1 = min(w - 1, int(np.ceil(bbox[2])) + pad), min(h - 1, int(np.ceil(bbox[3])) + pad)
+    if x1 <= x0 or y1 <= y0:
+        return False
+    ring = np.concatenate(
+        [image[y0, x0 : x1 + 1], image[y1, x0 : x1 + 1], image[y0 : y1 + 1, x0], image[y0 : y1 + 1, x1]]
+    )
+    med = np.median(ring, axis=0)
+    dev = np.abs(ring.astype(np.int16) - med.astype(np.int16)).max(axis=1)
+    return int((dev > thr).sum()) >= 2
+
+
+def group_lines(lines: list[TextBox], *, line_gap: float = 0.6, word_gap: float = 0.5) -> list[TextLabel]:
     """Group lines into labels (see module docstring, step 3). Deterministic."""
     n = len(lines)
     parent = list(range(n))
@@ -230,12 +257,14 @@ def group_lines(lines: list[TextBox], *, line_gap: float = 0.6, word_gap: float 
             h = min(ha, hb)
             if max(ha, hb) > 1.6 * h:
                 continue
-            # same row: vertical overlap of at least half a line, small horizontal gap
+            # same row: centres within a quarter line, small horizontal gap
             vov = min(a[3], b[3]) - max(a[1], b[1])
-            if vov >= 0.5 * h:
+            if abs((a[1] + a[3]) - (b[1] + b[3])) / 2 <= 0.25 * h:
                 hgap = max(a[0], b[0]) - min(a[2], b[2])
                 if hgap <= word_gap * h:
                     parent[find(i)] = find(j)
+                continue
+            if vov >= 0.5 * h:  # overlapping rows at different heights: separate labels
                 continue
             vgap = max(a[1], b[1]) - min(a[3], b[3])
             if vgap > line_gap * h or vgap < -0.5 * h:
@@ -289,11 +318,11 @@ class TextSpotter:
         backend_params = dict(self.params.get(self.backend_name, {}))
         self.backend: TextBackend = BACKENDS.create(self.backend_name, backend_params)
         self.min_conf = float(self.params.get("min_confidence", 0.5))
-        self.min_text_height = float(self.params.get("min_text_height", 14))
+        self.min_text_height = float(self.params.get("min_text_height", 12))
         self.upscale_below = int(self.params.get("upscale_below_side", 700))
         self.factor = float(self.params.get("upscale_factor", 2.0))
         self.line_gap = float(self.params.get("line_gap", 0.6))
-        self.word_gap = float(self.params.get("word_gap", 0.8))
+        self.word_gap = float(self.params.get("word_gap", 0.5))
 
     def fingerprint(self) -> dict[str, Any]:
         return self.backend.fingerprint()
@@ -303,7 +332,9 @@ class TextSpotter:
             return self.backend.read(image)
         big = cv2.resize(image, None, fx=factor, fy=factor, interpolation=cv2.INTER_CUBIC)
         return [
-            _quad_to_box(t.id, t.polygon or [(t.bbox[0], t.bbox[1]), (t.bbox[2], t.bbox[3])], t.text, t.confidence, factor)
+            _quad_to_box(
+                t.id, t.polygon or [(t.bbox[0], t.bbox[1]), (t.bbox[2], t.bbox[3])], t.text, t.confidence, factor
+            )
             for t in self.backend.read(big)
         ]
 
@@ -321,6 +352,8 @@ class TextSpotter:
             text = clean_text(t.text)
             if not text or t.confidence < self.min_conf:
                 continue
+            if len(text.replace(" ", "")) <= 2 and _touches_stroke(img, t.bbox):
+                continue  # an arrowhead or line end read as a character ("D", "X", ...)
             lines.append(TextBox(len(lines), text, t.bbox, t.confidence, t.polygon))
         diagram.text_lines = lines
         diagram.text_labels = group_lines(lines, line_gap=self.line_gap, word_gap=self.word_gap)

@@ -1,0 +1,145 @@
+"""Graph Architect: builds the :class:`~sciflow.graph.DiagramGraph` from grounded evidence.
+
+Backend ``default``, exact behaviour:
+
+1. Nodes: every non-candidate node, plus candidate nodes (free text, containers) that an
+   edge attaches to. Nodes with an empty label are dropped with their edges.
+2. Duplicates merge: two nodes with the same case/space-folded label whose boxes overlap
+   (IoU >= ``dup_iou``) are one node (the first in reading order is kept).
+3. Edges: self-loops and edges between two free-standing texts are dropped; parallel
+   edges between the same ordered pair are one edge
+   (highest confidence; label and style of that edge, or the first non-empty label).
+4. Ids: ``n1..nK`` in reading order of node boxes (top-to-bottom by centre row, then
+   left-to-right). Node ``group`` refers to kept groups ``g1..``; groups keep the containers
+   found by the Grounder that hold a kept node, in the same order.
+5. Coordinates are converted back to the input image (divided by ``diagram.scale``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from ..graph import DiagramGraph, Edge, Group, Node
+from .diagram import BBox, Diagram
+from .registry import AGENTS, Registry
+
+BACKENDS = Registry("graph_architect backend")
+
+
+def _fold(s: str) -> str:
+    return " ".join(s.lower().split())
+
+
+def _iou(a: BBox, b: BBox) -> float:
+    ix = max(0.0, min(a[2], b[2]) - max(a[0], b[0]))
+    iy = max(0.0, min(a[3], b[3]) - max(a[1], b[1]))
+    inter = ix * iy
+    union = (a[2] - a[0]) * (a[3] - a[1]) + (b[2] - b[0]) * (b[3] - b[1]) - inter
+    return inter / union if union > 0 else 0.0
+
+
+@BACKENDS.register("default")
+class DefaultArchitect:
+    def __init__(self, params: Mapping[str, Any]):
+        self.params = dict(params)
+        self.dup_iou = float(self.params.get("dup_iou", 0.3))
+
+    def fingerprint(self) -> dict[str, Any]:
+        return {"backend": "default"}
+
+    def build(self, d: Diagram) -> DiagramGraph:
+        s = d.scale or 1.0
+        kind = {n.id: n.kind for n in d.nodes}
+        # an arrow between two free-standing texts is not evidence of two components
+        edges = [e for e in d.edges if not (kind.get(e.source) == "text" and kind.get(e.target) == "text")]
+        attached = {e.source for e in edges} | {e.target for e in edges}
+        keep = [n for n in d.nodes if (not n.candidate or n.id in attached) and n.label.strip()]
+
+        def order_key(n: Any) -> tuple[float, float]:
+            return (round((n.bbox[1] + n.bbox[3]) / 2 / max(d.text_height(), 1.0)), (n.bbox[0] + n.bbox[2]) / 2)
+
+        keep.sort(key=order_key)
+        alias: dict[str, str] = {}
+        kept: list[Any] = []
+        for n in keep:
+            dup = next(
+                (k for k in kept if _fold(k.label) == _fold(n.label) and _iou(k.bbox, n.bbox) >= self.dup_iou), None
+            )
+            if dup is not None:
+                alias[n.id] = dup.id
+            else:
+                kept.append(n)
+                alias[n.id] = n.id
+        new_id = {n.id: f"n{i + 1}" for i, n in enumerate(kept)}
+        used_groups: list[str] = []
+        for n in kept:
+            if n.group and n.group not in used_groups:
+                used_groups.append(n.group)
+        gmap = {g: f"g{i + 1}" for i, g in enumerate(used_groups)}
+        ev_groups = {g.id: g for g in d.groups}
+        groups = []
+        for gid in used_groups:
+            g = ev_groups.get(gid)
+            if g is None:
+                continue
+            groups.append(Group(gmap[gid], g.label, gmap.get(g.parent) if g.parent else None, _scale(g.bbox, s)))
+        gids = {g.id for g in groups}
+        nodes = [
+            Node(
+                new_id[n.id],
+                n.label,
+                n.kind,
+                _scale(n.bbox, s),
+                gmap.get(n.group) if n.group and gmap.get(n.group) in gids else None,
+                round(float(n.confidence), 4),
+            )
+            for n in kept
+        ]
+        best: dict[tuple[str, str], Any] = {}
+        for e in edges:
+            a, b = alias.get(e.source), alias.get(e.target)
+            if a is None or b is None or a == b:
+                continue
+            key = (new_id[a], new_id[b])
+            old = best.get(key)
+            if old is None or e.confidence > old.confidence:
+                label = e.label or (old.label if old else None)
+                best[key] = Edge(key[0], key[1], label, e.style, round(float(e.confidence), 4))
+            elif e.label and not old.label:
+                best[key] = Edge(old.source, old.target, e.label, old.style, old.confidence)
+        edges = [best[k] for k in sorted(best, key=lambda k: (int(k[0][1:]), int(k[1][1:])))]
+        g = DiagramGraph(
+            id=d.item_id,
+            nodes=tuple(nodes),
+            edges=tuple(edges),
+            groups=tuple(groups),
+            meta={"parser": "sciflow", "scale": round(s, 6)},
+        )
+        return g
+
+
+def _scale(b: BBox, s: float) -> tuple[float, float, float, float]:
+    return tuple(round(v / s, 1) for v in b)  # type: ignore[return-value]
+
+
+@AGENTS.register("graph_architect")
+class GraphArchitect:
+    """The Graph Architect agent; sets ``diagram.graph``."""
+
+    def __init__(self, params: Mapping[str, Any]):
+        self.params = dict(params)
+        self.backend_name = str(self.params.get("backend", "default"))
+        bp = {k: v for k, v in self.params.items() if not isinstance(v, Mapping)}
+        bp.update(dict(self.params.get(self.backend_name, {})))
+        self.backend = BACKENDS.create(self.backend_name, bp)
+
+    def fingerprint(self) -> dict[str, Any]:
+        return self.backend.fingerprint()
+
+    def run(self, diagram: Diagram) -> None:
+        diagram.graph = self.backend.build(diagram)
+        diagram.evidence["graph_architect"] = {
+            "nodes": len(diagram.graph.nodes),
+            "edges": len(diagram.graph.edges),
+        }

@@ -1,0 +1,320 @@
+"""Grounder: fuses text lines, shapes and operators into node candidates and groups.
+
+Backend ``rules`` (default), exact behaviour:
+
+1. Each OCR line goes to the innermost shape whose outline contains the line's centre and
+   whose bbox holds at least ``inside_frac`` of the line's box.
+2. A shape that (directly or through nested shapes) holds a shape with text is a
+   *container*: it becomes a :class:`GroupEvidence` and a candidate node of kind
+   ``"container"`` (a graph node only when an edge attaches to the container itself). Its
+   label is the free text line group nearest its top edge, inside it.
+3. Any other shape with text is a node; its label is all its lines in reading order joined
+   by spaces; ``kind`` is the shape kind; confidence = shape confidence x min line confidence.
+4. Each operator symbol is a node of kind ``"operator"`` labelled with the symbol, unless it
+   lies inside a node shape.
+5. Lines not inside a node shape are grouped into labels (Text Spotter grouping rules) and
+   become candidate nodes of kind ``"text"`` (labels of more than ``max_words`` words are
+   captions or paragraphs and are not candidates): the Topology Coder attaches arrows to them; the
+   Graph Architect keeps only those an edge touches (others are titles, captions, edge
+   labels).
+6. Labelled icons: see :meth:`RuleGrounder._captioned_icons` (ids ``i<k>``).
+7. Node ids are ``s<k>`` for shapes, ``o<k>`` for operators, ``t<k>`` for text candidates,
+   ``g<k>`` for containers (``k`` from the evidence ids), so they are deterministic.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from typing import Any
+
+import cv2
+import numpy as np
+
+from .diagram import Diagram, GroundedNode, GroupEvidence, Shape, TextBox, bbox_intersection
+from .registry import AGENTS, Registry
+from .text_spotter import group_lines, make_label
+
+log = logging.getLogger(__name__)
+
+BACKENDS = Registry("grounder backend")
+
+
+def _contains_point(shape: Shape, x: float, y: float) -> bool:
+    poly = np.array(shape.polygon, np.float32).reshape(-1, 1, 2)
+    return cv2.pointPolygonTest(poly, (float(x), float(y)), False) >= 0
+
+
+@BACKENDS.register("rules")
+class RuleGrounder:
+    """The rule-based grounding described in the module docstring."""
+
+    def __init__(self, params: Mapping[str, Any]):
+        self.params = dict(params)
+        self.inside_frac = float(self.params.get("inside_frac", 0.6))
+        self.line_gap = float(self.params.get("line_gap", 0.6))
+        self.word_gap = float(self.params.get("word_gap", 0.5))
+        self.max_words = int(self.params.get("max_words", 12))
+
+    def fingerprint(self) -> dict[str, Any]:
+        return {"backend": "rules"}
+
+    def _captioned_icons(
+        self,
+        diagram: Diagram,
+        labels: list[Any],
+        lines_in: dict[int, list[TextBox]],
+        texted_desc: set[int],
+        by_id: dict[int, TextBox],
+    ) -> tuple[list[Any], list[GroundedNode]]:
+        """A free label of at most ``max_words`` words directly below (gap <= 1.2 th) or
+        above an untexted, non-container shape that overlaps it horizontally (>= 50 % of the
+        narrower) names that icon, together with untexted shapes stacked on it (gaps <=
+        0.8 th). The icon becomes a candidate node of kind ``"icon"`` labelled by the caption;
+        the caption is no longer free text."""
+        th = diagram.text_height()
+        bare = [
+            s for s in diagram.shapes if s.id not in lines_in and s.id not in texted_desc and s.area >= (0.8 * th) ** 2
+        ]
+        # shapes nested in a bare shape belong to it
+        bare_ids = {s.id for s in bare}
+        bare = [s for s in bare if s.parent is None or s.parent not in bare_ids]
+        used: set[int] = set()
+        keep: list[Any] = []
+        icons: list[GroundedNode] = []
+        for lb in labels:
+            if len(lb.text.split()) > self.max_words:
+                keep.append(lb)
+                continue
+            best, best_gap = None, 1.2 * th
+            for s in bare:
+                if s.id in used or _xoverlap(s.bbox, lb.bbox) < 0.5:
+                    continue
+                gap = min(abs(lb.bbox[1] - s.bbox[3]), abs(s.bbox[1] - lb.bbox[3]))
+                if (lb.bbox[1] >= s.bbox[3] - 2 or s.bbox[1] >= lb.bbox[3] - 2) and gap <= best_gap:
+                    best, best_gap = s, gap
+            if best is None:
+                keep.append(lb)
+                continue
+            group = [best]
+            grew = True
+            while grew:
+                grew = False
+                for s in bare:
+                    if s in group or s.id in used:
+                        continue
+                    if any(
+                        _xoverlap(s.bbox, g.bbox) >= 0.5
+                        and min(abs(s.bbox[1] - g.bbox[3]), abs(g.bbox[1] - s.bbox[3])) <= 0.8 * th
+                        for g in group
+                    ):
+                        group.append(s)
+                        grew = True
+            used.update(s.id for s in group)
+            x0 = min([s.bbox[0] for s in group] + [lb.bbox[0]])
+            y0 = min([s.bbox[1] for s in group] + [lb.bbox[1]])
+            x1 = max([s.bbox[2] for s in group] + [lb.bbox[2]])
+            y1 = max([s.bbox[3] for s in group] + [lb.bbox[3]])
+            members = [by_id[i] for i in lb.line_ids]
+            lab = make_label(lb.id, members)
+            icons.append(
+                GroundedNode(
+                    id=f"i{lb.id}",
+                    label=lab.text,
+                    bbox=(x0, y0, x1, y1),
+                    kind="icon",
+                    confidence=float(lab.confidence * min(s.confidence for s in group)),
+                    polygon=((x0, y0), (x1, y0), (x1, y1), (x0, y1)),
+                    candidate=True,
+                    shape_id=best.id,
+                    text_ids=lab.line_ids,
+                )
+            )
+        return keep, icons
+
+    def ground(self, diagram: Diagram) -> None:
+        shapes = {s.id: s for s in diagram.shapes}
+        lines_in: dict[int, list[TextBox]] = {}
+        free: list[TextBox] = []
+        for t in diagram.text_lines:
+            cx, cy = (t.bbox[0] + t.bbox[2]) / 2, (t.bbox[1] + t.bbox[3]) / 2
+            area = max((t.bbox[2] - t.bbox[0]) * (t.bbox[3] - t.bbox[1]), 1e-9)
+            best: Shape | None = None
+            for s in shapes.values():
+                if bbox_intersection(t.bbox, s.bbox) / area < self.inside_frac:
+                    continue
+                if not _contains_point(s, cx, cy):
+                    continue
+                if best is None or s.area < best.area:
+                    best = s
+            if best is None:
+                free.append(t)
+            else:
+                lines_in.setdefault(best.id, []).append(t)
+        # containers: shapes with a texted descendant
+        texted_desc: set[int] = set()
+        for sid in lines_in:
+            p = shapes[sid].parent
+            while p is not None:
+                texted_desc.add(p)
+                p = shapes[p].parent
+        nodes: list[GroundedNode] = []
+        groups: list[GroupEvidence] = []
+        node_shape_ids: set[int] = set()
+        for s in diagram.shapes:
+            if s.id in texted_desc:
+                continue
+            if s.id in lines_in:
+                lab = make_label(0, lines_in[s.id])
+                node_shape_ids.add(s.id)
+                nodes.append(
+                    GroundedNode(
+                        id=f"s{s.id}",
+                        label=lab.text,
+                        bbox=s.bbox,
+                        kind=s.kind,
+                        confidence=float(s.confidence * lab.confidence),
+                        polygon=s.polygon,
+                        shape_id=s.id,
+                        text_ids=lab.line_ids,
+                    )
+                )
+        # lines inside containers (not in a node) are free text too
+        for sid, ls in lines_in.items():
+            if sid in texted_desc:
+                free.extend(ls)
+        free.sort(key=lambda t: t.id)
+        labels = group_lines(free, line_gap=self.line_gap, word_gap=self.word_gap)
+        by_id = {t.id: t for t in diagram.text_lines}
+        for s in diagram.shapes:
+            if s.id not in texted_desc:
+                continue
+            own = [lb for lb in labels if _inside(lb.bbox, s.bbox)]
+            title = min(own, key=lambda lb: lb.bbox[1] - s.bbox[1]) if own else None
+            parent = s.parent
+            while parent is not None and parent not in texted_desc:
+                parent = shapes[parent].parent
+            groups.append(
+                GroupEvidence(
+                    id=f"g{s.id}",
+                    label=title.text if title else None,
+                    bbox=s.bbox,
+                    parent=f"g{parent}" if parent is not None else None,
+                )
+            )
+            nodes.append(
+                GroundedNode(
+                    id=f"g{s.id}",
+                    label=title.text if title else "",
+                    bbox=s.bbox,
+                    kind="container",
+                    confidence=float(s.confidence),
+                    polygon=s.polygon,
+                    candidate=True,
+                    shape_id=s.id,
+                    text_ids=title.line_ids if title else (),
+                )
+            )
+        # labelled icons: untexted shapes stacked directly above (or below) a free label
+        labels, icons = self._captioned_icons(diagram, labels, lines_in, texted_desc, by_id)
+        nodes.extend(icons)
+        for k, op in enumerate(diagram.operators):
+            cx, cy = op.center
+            if any(_contains_point(shapes[sid], cx, cy) for sid in node_shape_ids):
+                continue
+            r = op.radius
+            poly = tuple(
+                (float(cx + r * np.cos(a)), float(cy + r * np.sin(a)))
+                for a in np.linspace(0, 2 * np.pi, 24, endpoint=False)
+            )
+            nodes.append(
+                GroundedNode(
+                    id=f"o{k}",
+                    label=op.symbol,
+                    bbox=op.bbox,
+                    kind="operator",
+                    confidence=float(op.confidence),
+                    polygon=poly,
+                )
+            )
+        for lb in labels:
+            if len(lb.text.split()) > self.max_words:
+                continue  # a caption or paragraph, not an input/output name
+            members = [by_id[i] for i in lb.line_ids]
+            lab = make_label(lb.id, members)
+            x0, y0, x1, y1 = lab.bbox
+            poly = ((x0, y0), (x1, y0), (x1, y1), (x0, y1))
+            nodes.append(
+                GroundedNode(
+                    id=f"t{lb.id}",
+                    label=lab.text,
+                    bbox=lab.bbox,
+                    kind="text",
+                    confidence=float(lab.confidence),
+                    polygon=poly,
+                    candidate=True,
+                    text_ids=lab.line_ids,
+                )
+            )
+        # group membership: innermost container holding the node's centre
+        group_of: dict[str, str] = {}
+        conts = sorted((n for n in nodes if n.kind == "container"), key=lambda n: _area(n.bbox))
+        for n in nodes:
+            cx, cy = (n.bbox[0] + n.bbox[2]) / 2, (n.bbox[1] + n.bbox[3]) / 2
+            for c in conts:
+                if c.id != n.id and _inside(n.bbox, c.bbox) and _contains_point(shapes[c.shape_id], cx, cy):
+                    group_of[n.id] = c.id
+                    break
+        diagram.nodes = [
+            GroundedNode(
+                n.id,
+                n.label,
+                n.bbox,
+                n.kind,
+                n.confidence,
+                n.polygon,
+                n.candidate,
+                n.shape_id,
+                n.text_ids,
+                group_of.get(n.id),
+            )
+            for n in nodes
+        ]
+        diagram.groups = groups
+        diagram.free_text = labels
+
+
+def _xoverlap(a: tuple[float, ...], b: tuple[float, ...]) -> float:
+    """Horizontal overlap as a fraction of the narrower box."""
+    ov = min(a[2], b[2]) - max(a[0], b[0])
+    return ov / max(min(a[2] - a[0], b[2] - b[0]), 1e-9)
+
+
+def _inside(a: tuple[float, ...], b: tuple[float, ...], tol: float = 2.0) -> bool:
+    return a[0] >= b[0] - tol and a[1] >= b[1] - tol and a[2] <= b[2] + tol and a[3] <= b[3] + tol
+
+
+def _area(b: tuple[float, ...]) -> float:
+    return (b[2] - b[0]) * (b[3] - b[1])
+
+
+@AGENTS.register("grounder")
+class Grounder:
+    """The Grounder agent; fills ``diagram.nodes``, ``diagram.groups``, ``diagram.free_text``."""
+
+    def __init__(self, params: Mapping[str, Any]):
+        self.params = dict(params)
+        self.backend_name = str(self.params.get("backend", "rules"))
+        bp = {k: v for k, v in self.params.items() if not isinstance(v, Mapping)}
+        bp.update(dict(self.params.get(self.backend_name, {})))
+        self.backend = BACKENDS.create(self.backend_name, bp)
+
+    def fingerprint(self) -> dict[str, Any]:
+        return self.backend.fingerprint()
+
+    def run(self, diagram: Diagram) -> None:
+        self.backend.ground(diagram)
+        diagram.evidence["grounder"] = {
+            "nodes": [(n.id, n.label, n.kind, n.candidate) for n in diagram.nodes],
+            "groups": [(g.id, g.label) for g in diagram.groups],
+        }

@@ -1,0 +1,777 @@
+"""Shape Hunter: closed shapes, filled colour regions, containers, operator symbols.
+
+Backends (``[parser.shape_hunter] backend``), registered in :data:`BACKENDS`:
+
+* ``opencv`` (default), algorithm (exact):
+
+  1. The background colour is the median of the image's 1-px border.
+  2. Edges: Canny (``canny_low``/``canny_high``) on each RGB channel, OR-ed, dilated with a
+     3x3 kernel: these are the *barriers*, minus every barrier piece that lies wholly inside
+     an OCR line box (+2 px): glyph edges do not bound shapes. A second pass also clears each
+     line box shrunk by ``max(2, 0.15 h)`` px (labels packed tightly in their shape) and adds
+     the shapes it finds that overlap no first-pass shape. Regions are the 4-connected components of the
+     non-barrier pixels. Regions touching the image border are background.
+  3. A region is a shape candidate when its area is at least ``min_area`` px, both sides are
+     at least ``min_side`` px, it is not a letter counter (more than ``text_overlap`` of its
+     bbox inside one OCR line box while smaller than 1.5 line heights), and its filled outer
+     contour has solidity of at least ``min_solidity``
+     (``min_solidity_bg`` when its colour equals the background colour); a thin band (under
+     35 % of its filled area, under 8 px thick) is the inside of a thick outline and is skipped.
+  4. Fragments are merged: two candidates of the same colour (max channel difference at most
+     ``color_tol``) that are separated only by a thin stroke (within ``merge_gap`` px) are one
+     shape (a container cut by a connector, a cylinder's cap and body) unless either is
+     surrounded (``surround_frac`` of its outer ring) by other candidates of its colour, which
+     makes it a nested shape.
+  5. Kind from the contour: ellipse/circle (area within 6 % of the fitted ellipse), 4-vertex
+     polygons as rect / diamond / parallelogram / trapezoid, rounded rect (bbox fill ratio in
+     ``[0.86, 0.985)`` with straight sides), cylinder (a merged cap on top), else polygon.
+  6. ``parent`` is the smallest other shape whose outline contains this shape's bbox.
+  8. Frames: rectangles assembled from long straight ink runs (at least ``frame_len`` x the
+     text height): top and bottom runs with matching ends plus left and right runs covering
+     60 % of the height. They catch containers whose interior is cut by connectors; a frame
+     overlapping a region shape (IoU > 0.8, or holding it within ``max(6, 0.4 th)`` px on
+     every side: a thick outline) is not added twice.
+  9. Pictures: solid blobs and photos survive a morphological opening that removes strokes
+     and text; see :meth:`OpenCVShapes._add_blobs`.
+  7. Operators: Hough circles of radius ``operator_radius`` (fractions of the text height),
+     accepted when ink covers at least 75 % of the circumference; ink on both the horizontal
+     and vertical diameters gives ``⊕``, on both diagonals ``⊗``.
+
+* ``sam``: Segment Anything automatic masks (optional; needs ``segment_anything`` and a
+  configured checkpoint); each mask becomes a ``region`` shape, then steps 6-7 as above.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import cv2
+import numpy as np
+
+from .diagram import BBox, Diagram, Operator, Shape, TextBox
+from .registry import AGENTS, Registry
+
+log = logging.getLogger(__name__)
+
+BACKENDS = Registry("shape_hunter backend")
+
+
+def background_color(image: np.ndarray) -> np.ndarray:
+    """Median RGB of the 1-px image border."""
+    border = np.concatenate([image[0], image[-1], image[:, 0], image[:, -1]], axis=0)
+    return np.median(border, axis=0)
+
+
+def ink_mask(image: np.ndarray, bg: np.ndarray, thr: int = 60) -> np.ndarray:
+    """Pixels whose max channel difference from ``bg`` exceeds ``thr`` (uint8 0/255)."""
+    diff = np.abs(image.astype(np.int16) - bg.astype(np.int16).reshape(1, 1, 3)).max(axis=2)
+    return ((diff > thr) * 255).astype(np.uint8)
+
+
+class ShapeBackend:
+    """Protocol: ``find(image, text_lines) -> list[Shape]`` plus ``fingerprint()``."""
+
+    def __init__(self, params: Mapping[str, Any]):
+        self.params = dict(params)
+
+    def find(self, image: np.ndarray, text_lines: list[TextBox]) -> list[Shape]:  # pragma: no cover
+        raise NotImplementedError
+
+    def fingerprint(self) -> dict[str, Any]:
+        return {"backend": getattr(self, "registered_name", type(self).__name__)}
+
+
+def _classify(contour: np.ndarray, area: float, merged_cap: bool) -> tuple[str, float]:
+    x, y, w, h = cv2.boundingRect(contour)
+    fill = area / max(w * h, 1)
+    hull = cv2.convexHull(contour)
+    solidity = area / max(cv2.contourArea(hull), 1.0)
+    if merged_cap:
+        return "cylinder", 0.9
+    peri = cv2.arcLength(contour, True)
+    approx = cv2.approxPolyDP(contour, 0.03 * peri, True).reshape(-1, 2)
+    if len(contour) >= 5:
+        (_, _), (ea, eb), _ = cv2.fitEllipse(contour)
+        e_area = np.pi * ea * eb / 4.0
+        if e_area > 0 and abs(area / e_area - 1.0) < 0.06 and 0.7 < fill < 0.83:
+            return ("circle" if 0.85 < w / max(h, 1) < 1.18 else "ellipse"), 0.95
+    if fill >= 0.985:
+        return "rect", 0.99
+    if len(approx) == 4:
+        if 0.4 < fill < 0.6:
+            # diamond: vertices near the bbox edge midpoints
+            mids = np.array([[x + w / 2, y], [x + w, y + h / 2], [x + w / 2, y + h], [x, y + h / 2]])
+            d = np.min(np.linalg.norm(approx[:, None, :] - mids[None], axis=2), axis=1)
+            if np.all(d < 0.2 * max(w, h)):
+                return "diamond", 0.9
+        ys = np.sort(approx[:, 1])
+        top = approx[approx[:, 1] <= ys[1]]
+        bot = approx[approx[:, 1] >= ys[2]]
+        if len(top) == 2 and len(bot) == 2 and fill < 0.97:
+            tl, tr = sorted(top[:, 0])
+            bl, br = sorted(bot[:, 0])
+            if abs(tl - bl) < 0.1 * w and abs(tr - br) < 0.1 * w:
+                return ("rounded", 0.9) if fill < 0.975 else ("rect", 0.95)
+            if abs((tr - tl) - (br - bl)) <= 0.08 * w:
+                return "parallelogram", 0.85
+            return "trapezoid", 0.85
+        if fill > 0.9:
+            return "rect", 0.95
+    if 0.86 <= fill < 0.985 and solidity > 0.97:
+        return "rounded", 0.9
+    return ("polygon" if solidity > 0.9 else "region"), float(min(0.8, solidity))
+
+
+@BACKENDS.register("opencv")
+class OpenCVShapes(ShapeBackend):
+    """Edge-bounded regions, fragment merging and contour classification (module docstring)."""
+
+    def __init__(self, params: Mapping[str, Any]):
+        super().__init__(params)
+        p = self.params
+        self.canny_low = int(p.get("canny_low", 20))
+        self.canny_high = int(p.get("canny_high", 50))
+        self.min_area = float(p.get("min_area", 150))
+        self.min_side = float(p.get("min_side", 8))
+        self.text_overlap = float(p.get("text_overlap", 0.6))
+        self.min_solidity = float(p.get("min_solidity", 0.8))
+        self.min_solidity_bg = float(p.get("min_solidity_bg", 0.9))
+        self.color_tol = float(p.get("color_tol", 14))
+        self.merge_gap = int(p.get("merge_gap", 9))
+        self.surround_frac = float(p.get("surround_frac", 0.75))
+        self.frame_len = float(p.get("frame_len", 3.0))
+
+    def fingerprint(self) -> dict[str, Any]:
+        return {"backend": "opencv", "opencv": cv2.__version__}
+
+    def barriers(self, image: np.ndarray) -> np.ndarray:
+        edges = np.zeros(image.shape[:2], np.uint8)
+        for c in range(3):
+            edges |= cv2.Canny(image[:, :, c], self.canny_low, self.canny_high)
+        return cv2.dilate(edges, np.ones((3, 3), np.uint8))
+
+    def find(self, image: np.ndarray, text_lines: list[TextBox]) -> list[Shape]:
+        bg = background_color(image)
+        barrier = self.barriers(image)
+        if not text_lines:
+            return self._add_frames(self._regions(image, bg, barrier, text_lines), image, bg, text_lines)
+        # glyph edges are not outlines. Pass A drops barrier pieces lying wholly inside an OCR
+        # line box; pass B (for labels packed tightly in their shape, whose glyph edges touch
+        # the outline) clears each line box shrunk by max(2, 0.15 h) px.
+        nb, blab, bst, _ = cv2.connectedComponentsWithStats(barrier, connectivity=8)
+        bx0, by0 = bst[:, 0], bst[:, 1]
+        bx1, by1 = bx0 + bst[:, 2], by0 + bst[:, 3]
+        glyph = np.zeros(nb, bool)
+        for t in text_lines:
+            x0, y0, x1, y1 = t.bbox
+            glyph |= (bx0 >= x0 - 2) & (by0 >= y0 - 2) & (bx1 <= x1 + 2) & (by1 <= y1 + 2)
+        glyph[0] = False
+        barrier_a = np.where(glyph[blab], 0, barrier).astype(np.uint8)
+        barrier_b = barrier_a.copy()
+        for t in text_lines:
+            x0, y0, x1, y1 = t.bbox
+            m = max(2.0, 0.15 * (y1 - y0))
+            xa, ya, xb, yb = int(np.ceil(x0 + m)), int(np.ceil(y0 + m)), int(x1 - m), int(y1 - m)
+            if xb > xa and yb > ya:
+                barrier_b[max(0, ya) : max(0, yb), max(0, xa) : max(0, xb)] = 0
+        found = self._regions(image, bg, barrier_a, text_lines)
+        for sb in self._regions(image, bg, barrier_b, text_lines):
+            if any(_iou(sb.bbox, sa.bbox) > 0.5 or _inside_frac(sa.bbox, sb.bbox) > 0.9 for sa in found):
+                continue
+            found.append(sb)
+        found = self._add_blobs(found, image, bg, text_lines)
+        return self._add_frames(found, image, bg, text_lines)
+
+    def _add_blobs(
+        self, shapes: list[Shape], image: np.ndarray, bg: np.ndarray, text_lines: list[TextBox]
+    ) -> list[Shape]:
+        """Pictures and solid blobs (step 9): ink (difference from the background > 40)
+        closed with a ``0.3 th`` kernel and opened with a ``0.8 th`` kernel (strokes and text
+        vanish, photos and icons stay); components of at least ``(2 th)^2`` px that overlap
+        no shape already found (IoU <= 0.5, not inside one) and are less than 30 % covered by
+        OCR line boxes (else highlighted text) become ``image`` shapes."""
+        th = float(np.median([t.height for t in text_lines])) if text_lines else 16.0
+        ink = ink_mask(image, bg, 40)
+        kc = max(3, int(0.3 * th) | 1)
+        ko = max(5, int(0.8 * th) | 1)
+        m = cv2.morphologyEx(ink, cv2.MORPH_CLOSE, np.ones((kc, kc), np.uint8))
+        m = cv2.morphologyEx(m, cv2.MORPH_OPEN, np.ones((ko, ko), np.uint8))
+        n, _lab, st, _ = cv2.connectedComponentsWithStats(m, connectivity=8)
+        out = list(shapes)
+        for i in range(1, n):
+            x, y, w, h, area = (int(v) for v in st[i])
+            if area < (2 * th) ** 2:
+                continue
+            box = (float(x), float(y), float(x + w), float(y + h))
+            if any(_iou(box, sh.bbox) > 0.5 or _inside_frac(box, sh.bbox) > 0.8 for sh in out):
+                continue
+            covered = np.zeros((h, w), bool)
+            for t in text_lines:
+                tx0, ty0 = max(int(t.bbox[0]) - x, 0), max(int(t.bbox[1]) - y, 0)
+                tx1, ty1 = min(int(np.ceil(t.bbox[2])) - x, w), min(int(np.ceil(t.bbox[3])) - y, h)
+                if tx1 > tx0 and ty1 > ty0:
+                    covered[ty0:ty1, tx0:tx1] = True
+            if covered.mean() >= 0.3:  # highlighted or dense text, not a picture
+                continue
+            fill = tuple(int(v) for v in np.median(image[y : y + h, x : x + w].reshape(-1, 3), axis=0))
+            poly = ((box[0], box[1]), (box[2], box[1]), (box[2], box[3]), (box[0], box[3]))
+            out.append(Shape(len(out), "image", box, poly, fill, 0.7, float(w * h)))  # type: ignore[arg-type]
+        return out
+
+    def _regions(
+        self, image: np.ndarray, bg: np.ndarray, barrier: np.ndarray, text_lines: list[TextBox]
+    ) -> list[Shape]:
+        h, w = image.shape[:2]
+        n, labels, stats, _ = cv2.connectedComponentsWithStats((barrier == 0).astype(np.uint8), connectivity=4)
+        text_boxes = [t.bbox for t in text_lines]
+        cands: dict[int, dict[str, Any]] = {}
+        for i in range(1, n):
+            x, y, bw, bh, area = (int(v) for v in stats[i])
+            if area < self.min_area or bw < self.min_side or bh < self.min_side:
+                continue
+            if x == 0 or y == 0 or x + bw >= w or y + bh >= h:
+                continue
+            if any(
+                _inside_frac((x, y, x + bw, y + bh), tb) > self.text_overlap and max(bw, bh) < 1.5 * (tb[3] - tb[1])
+                for tb in text_boxes
+            ):
+                continue  # a letter's counter (o, e, D ...), not a shape
+            mask = (labels[y : y + bh, x : x + bw] == i).astype(np.uint8)
+            filled = _fill_holes(mask)
+            farea = float(filled.sum())
+            cnts, _ = cv2.findContours(filled, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
+            hull = float(cv2.contourArea(cv2.convexHull(max(cnts, key=cv2.contourArea)))) if cnts else 0.0
+            if farea / max(hull, 1.0) < self.min_solidity:  # regions enclosed by connectors
+                continue
+            if mask.sum() < 0.35 * farea:
+                dtm = cv2.distanceTransform(np.pad(mask, 1), cv2.DIST_L2, 3).max()
+                if dtm < 4.0:  # the band inside a thick outline, not a shape
+                    continue
+            color = np.median(image[y : y + bh, x : x + bw][mask > 0], axis=0)
+            cands[i] = {"box": (x, y, x + bw, y + bh), "mask": mask, "color": color, "area": farea}
+        groups = self._merge(cands, labels, bg)
+        return self._finish(groups, cands, image, bg, barrier)
+
+    # -- rectangular frames (containers) -----------------------------------------
+    def _add_frames(
+        self, shapes: list[Shape], image: np.ndarray, bg: np.ndarray, text_lines: list[TextBox]
+    ) -> list[Shape]:
+        """Rectangles assembled from long straight ink segments (step 8): containers whose
+        interior is cut by connectors are not one region, but their outline is intact."""
+        th = float(np.median([t.height for t in text_lines])) if text_lines else 16.0
+        L = int(max(40, self.frame_len * th))
+        ink = ink_mask(image, bg, 40)
+        hor = cv2.morphologyEx(ink, cv2.MORPH_OPEN, np.ones((1, L), np.uint8))
+        ver = cv2.morphologyEx(ink, cv2.MORPH_OPEN, np.ones((L, 1), np.uint8))
+
+        def segs(m: np.ndarray, horizontal: bool) -> list[tuple[float, float, float]]:
+            n, _, st, _ = cv2.connectedComponentsWithStats(m, connectivity=8)
+            out = []
+            for i in range(1, n):
+                x, y, w, h, _a = (int(v) for v in st[i])
+                if horizontal and h <= 8:
+                    out.append((y + h / 2, float(x), float(x + w)))
+                elif not horizontal and w <= 8:
+                    out.append((x + w / 2, float(y), float(y + h)))
+            return out
+
+        H = segs(hor, True)
+        V = segs(ver, False)
+        tol = max(6.0, 0.8 * th)
+        frames: list[BBox] = []
+        for yt, tx0, tx1 in H:
+            for yb, bx0, bx1 in H:
+                if yb <= yt + L / 2 or abs(tx0 - bx0) > tol or abs(tx1 - bx1) > tol:
+                    continue
+                x0, x1 = min(tx0, bx0), max(tx1, bx1)
+                left = [
+                    v
+                    for v in V
+                    if abs(v[0] - x0) <= tol
+                    and v[1] >= yt - 3
+                    and v[2] <= yb + 3
+                    and v[2] - v[1] >= 0.6 * (yb - yt) - 2 * tol
+                ]
+                right = [
+                    v
+                    for v in V
+                    if abs(v[0] - x1) <= tol
+                    and v[1] >= yt - 3
+                    and v[2] <= yb + 3
+                    and v[2] - v[1] >= 0.6 * (yb - yt) - 2 * tol
+                ]
+                if left and right:
+                    lx = min(v[0] for v in left)
+                    rx = max(v[0] for v in right)
+                    frames.append((lx - 1, yt - 1, rx + 2, yb + 2))
+        out = list(shapes)
+        m = max(6.0, 0.4 * th)
+        for fb in sorted(set(frames)):
+            if any(
+                _iou(fb, s.bbox) > 0.8
+                or (
+                    s.bbox[0] - fb[0] <= m
+                    and s.bbox[1] - fb[1] <= m
+                    and fb[2] - s.bbox[2] <= m
+                    and fb[3] - s.bbox[3] <= m
+                    and _inside_frac(s.bbox, fb) > 0.95
+                )
+                for s in out
+            ):
+                continue  # the outline of a shape already found (thick borders)
+            if any(_iou(fb, f) > 0.8 for f in frames if f < fb):
+                continue
+            x0, y0, x1, y1 = (int(round(v)) for v in fb)
+            inner = image[y0 + 4 : y1 - 4, x0 + 4 : x1 - 4]
+            if inner.size == 0:
+                continue
+            fill = tuple(int(v) for v in np.median(inner.reshape(-1, 3), axis=0))
+            poly = ((fb[0], fb[1]), (fb[2], fb[1]), (fb[2], fb[3]), (fb[0], fb[3]))
+            out.append(Shape(len(out), "rect", fb, poly, fill, 0.8, _box_area(fb), None, 1.0))  # type: ignore[arg-type]
+        out.sort(key=lambda sh: (sh.bbox[1], sh.bbox[0], sh.bbox[3], sh.bbox[2]))
+        out = [
+            Shape(i, sh.kind, sh.bbox, sh.polygon, sh.fill, sh.confidence, sh.area, None, sh.stroke)
+            for i, sh in enumerate(out)
+        ]
+        return assign_parents(out)
+
+    # -- fragments ---------------------------------------------------------------
+    def _merge(self, cands: dict[int, dict[str, Any]], labels: np.ndarray, bg: np.ndarray) -> list[list[int]]:
+        g = self.merge_gap
+        h, w = labels.shape
+        kernel = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (2 * g + 1, 2 * g + 1))
+        adj: dict[int, dict[int, int]] = {}
+        surrounded: set[int] = set()
+        for i, c in cands.items():
+            x0, y0, x1, y1 = c["box"]
+            X0, Y0, X1, Y1 = max(0, x0 - g), max(0, y0 - g), min(w, x1 + g), min(h, y1 + g)
+            m = np.zeros((Y1 - Y0, X1 - X0), np.uint8)
+            m[y0 - Y0 : y1 - Y0, x0 - X0 : x1 - X0] = _fill_holes(c["mask"])
+            ring = cv2.dilate(m, kernel) & ~cv2.dilate(m, np.ones((3, 3), np.uint8))
+            lab = labels[Y0:Y1, X0:X1][ring > 0]
+            lab = lab[lab > 0]
+            if lab.size == 0:
+                continue
+            ids, counts = np.unique(lab, return_counts=True)
+            same = {}
+            for j, k in zip(ids.tolist(), counts.tolist(), strict=True):
+                if j != i and j in cands and _same_color(cands[j]["color"], c["color"], self.color_tol):
+                    same[j] = k
+            total = int(lab.size)
+            if sum(same.values()) >= self.surround_frac * total:
+                surrounded.add(i)
+            adj[i] = {j: k / total for j, k in same.items()}
+        parent = {i: i for i in cands}
+
+        def find(i: int) -> int:
+            while parent[i] != i:
+                parent[i] = parent[parent[i]]
+                i = parent[i]
+            return i
+
+        gbox = {i: c["box"] for i, c in cands.items()}
+        garea = {i: c["area"] for i, c in cands.items()}
+        pairs = sorted(
+            ((-frac, i, j) for i in adj for j, frac in adj[i].items() if i < j or i not in adj.get(j, {})),
+        )
+        for _, i, j in pairs:
+            if i in surrounded or j in surrounded or -_ < 0.02:
+                continue
+            if adj.get(j, {}).get(i, 0.0) >= 0.6 or -_ >= 0.6:
+                continue
+            a, b = find(i), find(j)
+            if a == b:
+                continue
+            # merge only when the union is a cleaner shape than its parts (fill of its bbox)
+            ba, bb = gbox[a], gbox[b]
+            bu = (min(ba[0], bb[0]), min(ba[1], bb[1]), max(ba[2], bb[2]), max(ba[3], bb[3]))
+            fa = garea[a] / max(_box_area(ba), 1.0)
+            fb = garea[b] / max(_box_area(bb), 1.0)
+            fu = (garea[a] + garea[b]) / max(_box_area(bu), 1.0)
+            if fu < 0.7 or fu < max(fa, fb) - 0.06:
+                continue
+            parent[a] = b
+            gbox[b] = bu
+            garea[b] = garea[a] + garea[b]
+        groups: dict[int, list[int]] = {}
+        for i in sorted(cands):
+            groups.setdefault(find(i), []).append(i)
+        return list(groups.values())
+
+    def _finish(
+        self,
+        groups: list[list[int]],
+        cands: dict[int, dict[str, Any]],
+        image: np.ndarray,
+        bg: np.ndarray,
+        barrier: np.ndarray,
+    ) -> list[Shape]:
+        h, w = image.shape[:2]
+        ink = ink_mask(image, bg, 40) > 0
+        found: list[tuple[BBox, np.ndarray, str, float, tuple[int, int, int], float]] = []
+        for members in groups:
+            boxes = [cands[i]["box"] for i in members]
+            x0 = min(b[0] for b in boxes)
+            y0 = min(b[1] for b in boxes)
+            x1 = max(b[2] for b in boxes)
+            y1 = max(b[3] for b in boxes)
+            pad = self.merge_gap + 12
+            X0, Y0, X1, Y1 = max(0, x0 - pad), max(0, y0 - pad), min(w, x1 + pad), min(h, y1 + pad)
+            m = np.zeros((Y1 - Y0, X1 - X0), np.uint8)
+            for i in members:
+                bx0, by0, bx1, by1 = cands[i]["box"]
+                m[by0 - Y0 : by1 - Y0, bx0 - X0 : bx1 - X0] |= cands[i]["mask"]
+            if len(members) > 1:
+                k = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (self.merge_gap, self.merge_gap))
+                m = cv2.morphologyEx(m, cv2.MORPH_CLOSE, k)
+            m = _fill_holes(m)
+            # The region is the interior: grow it over the outline (as thick as it is).
+            m = _grow_over_outline(m, ink[Y0:Y1, X0:X1])
+            cnts, _ = cv2.findContours(m, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_NONE)
+            if not cnts:
+                continue
+            cnt = max(cnts, key=cv2.contourArea)
+            area = float(cv2.contourArea(cnt))
+            hull_area = float(cv2.contourArea(cv2.convexHull(cnt)))
+            solidity = area / max(hull_area, 1.0)
+            colors = [cands[i]["color"] for i in members]
+            areas = [cands[i]["mask"].sum() for i in members]
+            color = colors[int(np.argmax(areas))]
+            is_bg = _same_color(color, bg, self.color_tol)
+            if solidity < (self.min_solidity_bg if is_bg else self.min_solidity):
+                continue
+            cap = False
+            if len(members) == 2:
+                (a, b) = sorted(members, key=lambda i: cands[i]["box"][1])
+                ba, bb = cands[a]["box"], cands[b]["box"]
+                wa, ha = ba[2] - ba[0], ba[3] - ba[1]
+                cap = wa >= 0.8 * (x1 - x0) and ha < 0.4 * (y1 - y0) and bb[1] >= ba[1] + 0.5 * ha
+            arc = _cap_above(m, X0, Y0, image, color)
+            sag = 0.0 if arc is not None else _cylinder_sag(m)
+            if arc is not None:  # a cylinder body: cover the cap's upper arc
+                cap = True
+                pts = np.array([[[x - X0, y - Y0]] for x, y in arc], np.int32)
+                cnt = cv2.convexHull(np.concatenate([cnt.astype(np.int32), pts]))
+            elif sag > 0:  # a concave-topped body whose cap region was not found
+                cap = True
+                up = cnt.copy()
+                up[:, 0, 1] -= int(round(sag)) + 2
+                cnt = cv2.convexHull(np.concatenate([cnt, up]))
+            cnt = cnt + np.array([[[X0, Y0]]])
+            kind, conf = _classify(cnt, area, cap)
+            poly = cv2.approxPolyDP(cnt, 1.0, True).reshape(-1, 2)
+            bx, by, bw2, bh2 = cv2.boundingRect(cnt)
+            stroke = 1.0
+            found.append(
+                (
+                    (float(bx), float(by), float(bx + bw2), float(by + bh2)),
+                    poly,
+                    kind,
+                    conf * float(min(1.0, solidity + 0.05)),
+                    tuple(int(v) for v in color),  # type: ignore[misc]
+                    stroke,
+                )
+            )
+        found.sort(key=lambda f: (f[0][1], f[0][0], f[0][3], f[0][2]))
+        shapes = [
+            Shape(i, kind, box, tuple((float(x), float(y)) for x, y in poly), color, conf, _box_area(box), None, stroke)
+            for i, (box, poly, kind, conf, color, stroke) in enumerate(found)
+        ]
+        return shapes
+
+
+def assign_parents(shapes: list[Shape]) -> list[Shape]:
+    """Set ``parent`` to the smallest other shape whose bbox contains this shape's bbox
+    (2-px tolerance) and whose outline contains its centre."""
+    out = []
+    for s in shapes:
+        best: Shape | None = None
+        cx, cy = (s.bbox[0] + s.bbox[2]) / 2, (s.bbox[1] + s.bbox[3]) / 2
+        for o in shapes:
+            if o.id == s.id or o.area <= s.area:
+                continue
+            b = o.bbox
+            if not (
+                b[0] - 2 <= s.bbox[0] and b[1] - 2 <= s.bbox[1] and s.bbox[2] <= b[2] + 2 and s.bbox[3] <= b[3] + 2
+            ):
+                continue
+            poly = np.array(o.polygon, np.float32).reshape(-1, 1, 2)
+            if cv2.pointPolygonTest(poly, (cx, cy), False) < 0:
+                continue
+            if best is None or o.area < best.area:
+                best = o
+        out.append(
+            Shape(s.id, s.kind, s.bbox, s.polygon, s.fill, s.confidence, s.area, best.id if best else None, s.stroke)
+        )
+    return out
+
+
+def find_operators(image: np.ndarray, text_height: float, params: Mapping[str, Any]) -> list[Operator]:
+    """Circled operators (see module docstring, step 7)."""
+    gray = cv2.cvtColor(image, cv2.COLOR_RGB2GRAY)
+    ink = ink_mask(image, background_color(image), int(params.get("ink_threshold", 60))) > 0
+    rmin_f, rmax_f = params.get("operator_radius", [0.35, 1.6])
+    rmin = max(4, int(rmin_f * text_height))
+    rmax = max(rmin + 2, int(rmax_f * text_height))
+    circles = cv2.HoughCircles(
+        cv2.GaussianBlur(gray, (3, 3), 0),
+        cv2.HOUGH_GRADIENT,
+        dp=1,
+        minDist=rmin * 2,
+        param1=100,
+        param2=18,
+        minRadius=rmin,
+        maxRadius=rmax,
+    )
+    if circles is None:
+        return []
+    h, w = gray.shape
+    out: list[Operator] = []
+
+    def ink_at(px: np.ndarray, py: np.ndarray) -> np.ndarray:
+        xi = np.clip(np.round(px).astype(int), 0, w - 1)
+        yi = np.clip(np.round(py).astype(int), 0, h - 1)
+        hit = np.zeros(len(xi), bool)
+        for dx in (-1, 0, 1):
+            for dy in (-1, 0, 1):
+                hit |= ink[np.clip(yi + dy, 0, h - 1), np.clip(xi + dx, 0, w - 1)]
+        return hit
+
+    for cx, cy, r in sorted(circles[0].tolist()):
+        t = np.linspace(0, 2 * np.pi, 72, endpoint=False)
+        best = 0.0
+        rr = r
+        for dr in (-1.5, -0.75, 0.0, 0.75, 1.5):
+            frac = float(ink_at(cx + (r + dr) * np.cos(t), cy + (r + dr) * np.sin(t)).mean())
+            if frac > best:
+                best, rr = frac, r + dr
+        if best < 0.75:
+            continue
+        s = np.linspace(-0.7, 0.7, 15) * rr
+        hor = ink_at(cx + s, np.full_like(s, cy)).mean()
+        ver = ink_at(np.full_like(s, cx), cy + s).mean()
+        d = s / np.sqrt(2)
+        dia1 = ink_at(cx + d, cy + d).mean()
+        dia2 = ink_at(cx + d, cy - d).mean()
+        # the quadrants must be mostly empty (not a filled disc or a letter)
+        q = np.array([0.5 * rr])
+        quad = np.mean(
+            [ink_at(cx + q * a, cy + q * b)[0] for a, b in ((0.7, 0.7), (-0.7, 0.7), (0.7, -0.7), (-0.7, -0.7))]
+        )
+        if hor > 0.85 and ver > 0.85 and quad <= 0.25:
+            sym = "⊕"
+        elif dia1 > 0.85 and dia2 > 0.85 and hor < 0.6:
+            sym = "⊗"
+        else:
+            continue
+        out.append(Operator(sym, (float(cx), float(cy)), float(rr), float(best)))
+    return out
+
+
+@BACKENDS.register("sam")
+class SAMShapes(ShapeBackend):
+    """Segment Anything automatic mask generation. Needs ``segment_anything`` and
+    ``checkpoint`` (a ``.pth`` file) plus ``model_type`` (``vit_b``/``vit_l``/``vit_h``).
+    Every mask of at least ``min_area`` px becomes a ``region`` (or classified) shape."""
+
+    def __init__(self, params: Mapping[str, Any]):
+        super().__init__(params)
+        ckpt = self.params.get("checkpoint")
+        if not ckpt:
+            raise RuntimeError(
+                "shape_hunter backend 'sam' needs [parser.shape_hunter.sam] checkpoint = '<file.pth>' "
+                "(no SAM weights ship in any installable package)"
+            )
+        self.checkpoint = Path(str(ckpt))
+        if not self.checkpoint.is_file():
+            raise RuntimeError(f"shape_hunter backend 'sam': checkpoint {self.checkpoint} does not exist")
+        try:
+            from segment_anything import SamAutomaticMaskGenerator, sam_model_registry  # noqa: PLC0415
+        except ImportError as exc:
+            raise RuntimeError("shape_hunter backend 'sam' needs `pip install segment-anything`") from exc
+        model_type = str(self.params.get("model_type", "vit_b"))
+        sam = sam_model_registry[model_type](checkpoint=str(self.checkpoint))
+        sam.to(str(self.params.get("device", "cpu")))
+        self.generator = SamAutomaticMaskGenerator(sam, points_per_side=int(self.params.get("points_per_side", 32)))
+        self.min_area = float(self.params.get("min_area", 150))
+        self.model_type = model_type
+
+    def fingerprint(self) -> dict[str, Any]:
+        import hashlib  # noqa: PLC0415
+
+        digest = hashlib.sha256(self.checkpoint.read_bytes()).hexdigest()[:16]
+        return {"backend": "sam", "model_type": self.model_type, "checkpoint_sha256": digest}
+
+    def find(self, image: np.ndarray, text_lines: list[TextBox]) -> list[Shape]:
+        h, w = image.shape[:2]
+        found = []
+        for m in self.generator.generate(image):
+            seg = m["segmentation"].astype(np.uint8)
+            if seg.sum() < self.min_area:
+                continue
+            cnts, _ = cv2.findContours(seg, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_NONE)
+            cnt = max(cnts, key=cv2.contourArea)
+            x, y, bw, bh = cv2.boundingRect(cnt)
+            if x == 0 or y == 0 or x + bw >= w or y + bh >= h:
+                continue
+            area = float(cv2.contourArea(cnt))
+            kind, conf = _classify(cnt, area, False)
+            color = tuple(int(v) for v in np.median(image[seg > 0], axis=0))
+            poly = cv2.approxPolyDP(cnt, 1.0, True).reshape(-1, 2)
+            found.append(
+                (
+                    (float(x), float(y), float(x + bw), float(y + bh)),
+                    poly,
+                    kind,
+                    conf * float(m.get("predicted_iou", 1.0)),
+                    color,
+                )
+            )
+        found.sort(key=lambda f: (f[0][1], f[0][0]))
+        shapes = [
+            Shape(i, kind, box, tuple((float(a), float(b)) for a, b in poly), color, conf, _box_area(box))
+            for i, (box, poly, kind, conf, color) in enumerate(found)
+        ]
+        return assign_parents(shapes)
+
+
+@AGENTS.register("shape_hunter")
+class ShapeHunter:
+    """The Shape Hunter agent; fills ``diagram.shapes`` and ``diagram.operators``."""
+
+    def __init__(self, params: Mapping[str, Any]):
+        self.params = dict(params)
+        self.backend_name = str(self.params.get("backend", "opencv"))
+        bp = {k: v for k, v in self.params.items() if not isinstance(v, Mapping)}
+        bp.update(dict(self.params.get(self.backend_name, {})))
+        self.backend: ShapeBackend = BACKENDS.create(self.backend_name, bp)
+        self.find_operators = bool(self.params.get("operators", True))
+
+    def fingerprint(self) -> dict[str, Any]:
+        return self.backend.fingerprint()
+
+    def run(self, diagram: Diagram) -> None:
+        # multi-line labels count as text boxes too (glyph edges may join across lines)
+        boxes = list(diagram.text_lines) + [
+            TextBox(-1 - lb.id, lb.text, lb.bbox, lb.confidence) for lb in diagram.text_labels if len(lb.line_ids) > 1
+        ]
+        diagram.shapes = self.backend.find(diagram.image, boxes)
+        if self.find_operators:
+            ops = find_operators(diagram.image, diagram.text_height(), self.params)
+            # an operator must not be a letter: drop circles inside OCR line boxes
+            ops = [o for o in ops if not any(_inside_frac(o.bbox, t.bbox) > 0.5 for t in diagram.text_lines)]
+            diagram.operators = ops
+        diagram.evidence["shape_hunter"] = {
+            "shapes": [(s.id, s.kind, s.bbox, s.parent) for s in diagram.shapes],
+            "operators": [(o.symbol, o.center, o.radius) for o in diagram.operators],
+        }
+
+
+def _cylinder_sag(m: np.ndarray) -> float:
+    """Cap height of a cylinder body: the bottom edge bulges down (at least 2.5 px, under 30 %
+    of the height) while the top edge is flat or concave; else 0. ``m`` is a filled mask."""
+    cols = np.nonzero(m.any(axis=0))[0]
+    if len(cols) < 20:
+        return 0.0
+    sub = m[:, cols]
+    top = sub.argmax(axis=0).astype(float)
+    bot = (sub.shape[0] - 1 - sub[::-1].argmax(axis=0)).astype(float)
+    k = max(2, len(cols) // 10)
+    mid = slice(len(cols) // 2 - k, len(cols) // 2 + k)
+    sag_top = float(np.median(top[mid]) - min(np.median(top[:k]), np.median(top[-k:])))
+    sag_bot = float(np.median(bot[mid]) - max(np.median(bot[:k]), np.median(bot[-k:])))
+    height = float(bot.max() - top.min())
+    if sag_top >= -1 and 2.5 <= sag_bot < 0.3 * height:
+        return max(sag_top, sag_bot)
+    return 0.0
+
+
+def _cap_above(m: np.ndarray, X0: int, Y0: int, image: np.ndarray, fill: np.ndarray) -> list[tuple[int, int]] | None:
+    """Height of a cylinder cap drawn above a region (``m``: the region grown onto its
+    outline). Scanning up from the top of ``m`` in the middle 80 % of its columns: any rest of
+    the outline, then a gap of the region's fill colour (max channel difference <= 40), then
+    an outline again (the cap's upper arc), within 40 % of the region height, in at least
+    60 % of the columns; the arc is not lower in the middle than at the sides. Returns the
+    arc's top pixels ``(x, y)`` in image coordinates, or None."""
+    cols = np.nonzero(m.any(axis=0))[0]
+    if len(cols) < 20:
+        return None
+    rows = np.nonzero(m.any(axis=1))[0]
+    height = float(rows[-1] - rows[0] + 1)
+    lim = max(4, int(0.4 * height))
+    k = len(cols) // 10
+    fill_i = np.asarray(fill, np.int16)
+    tops, arcs = [], []
+    for c in cols[k : len(cols) - k]:
+        yt = int(np.argmax(m[:, c])) + Y0
+        x = int(c) + X0
+        seg = image[max(0, yt - lim) : yt, x][::-1].astype(np.int16)  # upward from the top
+        if seg.shape[0] == 0:
+            continue
+        ink = np.abs(seg - fill_i).max(axis=1) > 40
+        i = 0
+        while i < ink.size and ink[i]:
+            i += 1
+        j = i
+        while j < ink.size and not ink[j]:
+            j += 1
+        if j == i or j >= ink.size:
+            continue
+        tops.append(x)
+        arcs.append(yt - 1 - j - 2)  # the arc's lower edge, plus a 2-px outline
+    n = len(cols) - 2 * k
+    if n <= 0 or len(arcs) < 0.6 * n:
+        return None
+    arcs_a = np.array(arcs, float)
+    q = max(1, len(arcs_a) // 5)
+    mid = float(np.median(arcs_a[len(arcs_a) // 2 - q // 2 : len(arcs_a) // 2 + q // 2 + 1]))
+    side = float(np.median(np.concatenate([arcs_a[:q], arcs_a[-q:]])))
+    if mid > side:  # the arc must not sag in the middle
+        return None
+    return [(x, int(y)) for x, y in zip(tops, arcs, strict=True)]
+
+
+def _grow_over_outline(m: np.ndarray, ink: np.ndarray, max_px: int = 10) -> np.ndarray:
+    """Grow a region's interior mask outwards over its outline: at least 2 px, then 1 px
+    more while at least half of the next 1-px ring is ink (connectors touching the outline
+    cover a small part of a ring and do not count)."""
+    k = np.ones((3, 3), np.uint8)
+    cur = cv2.dilate(m, np.ones((5, 5), np.uint8))
+    for _ in range(max_px):
+        nxt = cv2.dilate(cur, k)
+        ring = (nxt > 0) & (cur == 0)
+        if not ring.any() or ink[ring].mean() < 0.5:
+            break
+        cur = nxt
+    return cur
+
+
+def _fill_holes(mask: np.ndarray) -> np.ndarray:
+    cnts, _ = cv2.findContours(mask.astype(np.uint8), cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
+    out = np.zeros(mask.shape, np.uint8)
+    cv2.drawContours(out, cnts, -1, 1, thickness=cv2.FILLED)
+    return out
+
+
+def _same_color(a: np.ndarray, b: np.ndarray, tol: float) -> bool:
+    return float(np.max(np.abs(np.asarray(a, float) - np.asarray(b, float)))) <= tol
+
+
+def _inside_frac(a: BBox, b: BBox) -> float:
+    """Fraction of box ``a``'s area inside box ``b``."""
+    ix = max(0.0, min(a[2], b[2]) - max(a[0], b[0]))
+    iy = max(0.0, min(a[3], b[3]) - max(a[1], b[1]))
+    return ix * iy / max((a[2] - a[0]) * (a[3] - a[1]), 1e-9)
+
+
+def _iou(a: BBox, b: BBox) -> float:
+    inter = max(0.0, min(a[2], b[2]) - max(a[0], b[0])) * max(0.0, min(a[3], b[3]) - max(a[1], b[1]))
+    union = _box_area(a) + _box_area(b) - inter
+    return inter / union if union > 0 else 0.0
+
+
+def _box_area(b: BBox) -> float:
+    return max(0.0, b[2] - b[0]) * max(0.0, b[3] - b[1])

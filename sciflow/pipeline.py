@@ -1,0 +1,183 @@
+"""The parser pipeline: image -> :class:`Diagram` -> agents -> :class:`DiagramGraph`.
+
+:class:`Parser` builds every agent named in ``[parser] agents`` from its
+``[parser.<agent>]`` table once (models load once), then each call loads the image,
+brings it to the working resolution (:func:`sciflow.imageio.fit_working_size`) and runs the
+agents in order. Same image + same config -> identical graph.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import cv2
+import numpy as np
+
+from .agents import graph_architect, grounder, layout, shape_hunter, text_spotter, topology_coder  # noqa: F401
+from .agents.diagram import Diagram
+from .agents.registry import AGENTS
+from .config import Config
+from .graph import DiagramGraph
+from .imageio import MAX_PIXELS, fit_working_size, to_rgb
+
+log = logging.getLogger(__name__)
+
+DEFAULT_AGENTS = ("text_spotter", "shape_hunter", "layout", "grounder", "topology_coder", "graph_architect")
+
+
+@dataclass
+class ParseResult:
+    """``graph`` in input-image pixels; ``evidence`` per agent (plain data);
+    ``timings`` seconds per agent (plus ``load``); ``backends`` agent -> backend name."""
+
+    graph: DiagramGraph
+    evidence: dict[str, Any]
+    timings: dict[str, float]
+    backends: dict[str, str]
+
+
+def parser_config_hash(parser_cfg: Mapping[str, Any]) -> str:
+    """SHA-256 of the canonical JSON of the ``[parser]`` table."""
+    canon = json.dumps(parser_cfg, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+    return hashlib.sha256(canon.encode("utf-8")).hexdigest()
+
+
+class Parser:
+    """Built once from a :class:`Config`; call it on images."""
+
+    def __init__(self, config: Config | None = None):
+        self.config = config or Config()
+        self.params: Mapping[str, Any] = self.config.parser
+        self.agent_names: list[str] = list(self.params.get("agents", DEFAULT_AGENTS))
+        self.agents: dict[str, Any] = {}
+        for name in self.agent_names:
+            self.agents[name] = AGENTS.create(name, dict(self.params.get(name, {})))
+        self.max_side = int(self.params.get("max_side", 2400))
+        self.min_side = int(self.params.get("min_side", 500))
+        self.max_pixels = int(self.params.get("max_pixels", MAX_PIXELS))
+        self._fingerprint: dict[str, Any] | None = None
+
+    @property
+    def backends(self) -> dict[str, str]:
+        return {n: str(getattr(a, "backend_name", "default")) for n, a in self.agents.items()}
+
+    def fingerprint(self) -> dict[str, Any]:
+        """Agent names, backend names, model names + weight hashes, parser-config hash."""
+        if self._fingerprint is None:
+            self._fingerprint = {
+                "agents": list(self.agent_names),
+                "backends": self.backends,
+                "models": {n: a.fingerprint() for n, a in self.agents.items() if hasattr(a, "fingerprint")},
+                "parser_config_hash": parser_config_hash(self.params),
+            }
+        return self._fingerprint
+
+    def __call__(self, image: Any, *, item_id: str | None = None, debug_dir: Path | None = None) -> ParseResult:
+        t0 = time.perf_counter()
+        name = str(image) if isinstance(image, (str, Path)) else (item_id or "<image>")
+        rgb = to_rgb(image, name=name, max_pixels=self.max_pixels)
+        work, scale = fit_working_size(rgb, max_side=self.max_side, min_side=self.min_side)
+        if item_id is None:
+            item_id = Path(image).stem if isinstance(image, (str, Path)) else "diagram"
+        d = Diagram(
+            image=work, item_id=item_id, scale=scale, source=str(image) if isinstance(image, (str, Path)) else None
+        )
+        timings = {"load": time.perf_counter() - t0}
+        if debug_dir is not None:
+            debug_dir = Path(debug_dir)
+            debug_dir.mkdir(parents=True, exist_ok=True)
+        for i, (aname, agent) in enumerate(self.agents.items()):
+            t = time.perf_counter()
+            agent.run(d)
+            timings[aname] = time.perf_counter() - t
+            if debug_dir is not None:
+                over = overlay(aname, d)
+                cv2.imwrite(str(debug_dir / f"{item_id}.{i + 1}_{aname}.png"), over[:, :, ::-1])
+        if d.graph is None:
+            raise RuntimeError("the parser config has no graph_architect agent: nothing built the graph")
+        return ParseResult(graph=d.graph, evidence=dict(d.evidence), timings=timings, backends=self.backends)
+
+
+def parse(image: Any, config: Config | None = None, **kw: Any) -> ParseResult:
+    """Parse one image with a fresh :class:`Parser` (use a Parser to parse many)."""
+    return Parser(config)(image, **kw)
+
+
+# ------------------------------------------------------------------ overlays
+_COLORS = [(230, 25, 75), (60, 180, 75), (0, 130, 200), (245, 130, 48), (145, 30, 180), (70, 240, 240)]
+
+
+def overlay(agent: str, d: Diagram) -> np.ndarray:
+    """An RGB picture of what ``agent`` added to ``d`` (drawn on a faded copy of the image)."""
+    canvas = (d.image.astype(np.float32) * 0.45 + 255 * 0.55).astype(np.uint8).copy()
+
+    def box(b: Any, color: tuple[int, int, int], th: int = 1) -> None:
+        cv2.rectangle(canvas, (int(b[0]), int(b[1])), (int(b[2]), int(b[3])), color, th)
+
+    def text(s: str, x: float, y: float, color: tuple[int, int, int]) -> None:
+        cv2.putText(
+            canvas,
+            s.encode("ascii", "replace").decode()[:40],
+            (int(x), int(max(10, y))),
+            cv2.FONT_HERSHEY_SIMPLEX,
+            0.4,
+            color,
+            1,
+            cv2.LINE_AA,
+        )
+
+    if agent == "text_spotter":
+        for t in d.text_lines:
+            box(t.bbox, (0, 130, 200))
+        for lb in d.text_labels:
+            box(lb.bbox, (230, 25, 75))
+    elif agent == "shape_hunter":
+        for s in d.shapes:
+            pts = np.round(np.array(s.polygon)).astype(np.int32)
+            cv2.polylines(canvas, [pts], True, _COLORS[s.id % len(_COLORS)], 2)
+            text(s.kind, s.bbox[0], s.bbox[1] - 2, (0, 0, 0))
+        for o in d.operators:
+            cv2.circle(canvas, (int(o.center[0]), int(o.center[1])), int(o.radius), (230, 25, 75), 2)
+    elif agent == "layout":
+        for b in d.layout:
+            box(b.bbox, (145, 30, 180), 2)
+            text(b.cls, b.bbox[0], b.bbox[1] - 2, (145, 30, 180))
+    elif agent == "grounder":
+        for n in d.nodes:
+            color = (160, 160, 160) if n.candidate else (60, 180, 75)
+            box(n.bbox, color, 2)
+            text(f"{n.id}:{n.label}", n.bbox[0], n.bbox[1] - 2, (0, 0, 0))
+    elif agent == "topology_coder":
+        for s in d.strokes:
+            for _nid, x, y, head in s.contacts:
+                cv2.circle(canvas, (int(x), int(y)), 4, (230, 25, 75) if head else (0, 130, 200), -1)
+        pos = {n.id: n.bbox for n in d.nodes}
+        for e in d.edges:
+            a, b = pos.get(e.source), pos.get(e.target)
+            if a and b:
+                pa = (int((a[0] + a[2]) / 2), int((a[1] + a[3]) / 2))
+                pb = (int((b[0] + b[2]) / 2), int((b[1] + b[3]) / 2))
+                cv2.arrowedLine(canvas, pa, pb, (245, 130, 48), 2, tipLength=0.05)
+    elif agent == "graph_architect" and d.graph is not None:
+        s = d.scale or 1.0
+        pos = {}
+        for n in d.graph.nodes:
+            if n.bbox:
+                b = [v * s for v in n.bbox]
+                box(b, (60, 180, 75), 2)
+                text(f"{n.id}:{n.label}", b[0], b[1] - 2, (0, 0, 0))
+                pos[n.id] = b
+        for e in d.graph.edges:
+            a, b = pos.get(e.source), pos.get(e.target)
+            if a and b:
+                pa = (int((a[0] + a[2]) / 2), int((a[1] + a[3]) / 2))
+                pb = (int((b[0] + b[2]) / 2), int((b[1] + b[3]) / 2))
+                cv2.arrowedLine(canvas, pa, pb, (230, 25, 75), 2, tipLength=0.05)
+    return canvas

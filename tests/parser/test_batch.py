@@ -1,0 +1,41 @@
+"""parse_many: cache, per-item errors, parallel workers."""
+
+from __future__ import annotations
+
+from sciflow.config import Config
+from sciflow.parse_batch import IMAGE_SUFFIXES, parse_many
+
+from .drawing import Canvas
+
+
+def _files(tmp_path):
+    c = Canvas(620, 160)
+    c.box("Encoder", 30, 50)
+    c.box("Decoder", 420, 50)
+    c.arrow([(180, 75), (420, 75)])
+    good = tmp_path / "good.png"
+    c.img.save(good)
+    bad = tmp_path / "bad.png"
+    bad.write_text("not an image")
+    return [good, bad]
+
+
+def test_cache_and_errors(tmp_path):
+    paths = _files(tmp_path)
+    cache = tmp_path / "cache"
+    seen = []
+    out = parse_many(paths, Config(), jobs=1, cache_dir=cache, on_done=seen.append)
+    assert [o.item_id for o in out] == ["good", "bad"] and len(seen) == 2
+    assert out[0].error is None and not out[0].cached and out[0].backends["text_spotter"] == "rapidocr"
+    assert {n.label for n in out[0].graph.nodes} == {"Encoder", "Decoder"}
+    assert out[1].graph is None and "ImageLoadError" in out[1].error and "bad.png" in out[1].error
+    again = parse_many(paths, Config(), jobs=1, cache_dir=cache)
+    assert again[0].cached and again[0].graph == out[0].graph
+    assert not again[1].cached
+    assert ".png" in IMAGE_SUFFIXES and ".svg" in IMAGE_SUFFIXES
+
+
+def test_parallel_workers(tmp_path):
+    paths = _files(tmp_path)
+    out = parse_many(paths, Config(), jobs=2)
+    assert out[0].graph is not None and out[1].error is not None
