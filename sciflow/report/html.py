@@ -510,6 +510,16 @@ def _run_item(rend: _Renderer, run: _Run, row: Mapping[str, Any] | None) -> str:
         n_match = len(diag.get("matched_nodes", []))
         head = f"<p><strong>{len(table)} error{'s' * (len(table) != 1)}</strong> · {n_match} nodes matched</p>"
         parts.append(head + (table.to_html() if table else ""))
+    crit = row.get("critique")
+    if isinstance(crit, Mapping):  # written by `sciflow score --critique`
+        verdict = "pass" if crit.get("passed") else "fail"
+        items = "".join(f"<li>{escape(str(f.get('message', '')))}</li>" for f in crit.get("findings", []))
+        edits = "".join(f"<li><code>{escape(str(i.get('text') or i.get('op', '')))}</code></li>"
+                        for i in crit.get("instructions", []))
+        parts.append(f'<div class="critique"><p><strong>critique: {verdict}</strong> · '
+                     f'{escape(str(crit.get("summary", "")))}</p>'
+                     + (f"<p>explanation</p><ol>{items}</ol>" if items else "")
+                     + (f"<p>edit instructions</p><ol>{edits}</ol>" if edits else "") + "</div>")
     parts.append("</div>")
     return "".join(parts)
 

@@ -124,7 +124,10 @@ class AgreementReport:
         for it in self.items:
             lines.append(row(it.item[:28], it.nodes, it.edges))
         lines.append("-" * len(head))
-        lines.append(row(f"overall (micro, {len(self.items)} items)", self.nodes, self.edges))
+        if self.items:
+            lines.append(row(f"overall (micro, {len(self.items)} items)", self.nodes, self.edges))
+        else:
+            lines.append("no saved items: nothing to measure yet")
         if self.unsaved:
             lines.append(f"not saved, left out: {', '.join(self.unsaved)}")
         for item, err in self.errors:
