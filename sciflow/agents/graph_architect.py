@@ -22,7 +22,7 @@ from typing import Any
 
 from ..graph import DiagramGraph, Edge, Group, Node
 from .diagram import BBox, Diagram
-from .registry import AGENTS, Registry
+from .registry import AGENTS, BackendAgent, Registry
 
 BACKENDS = Registry("graph_architect backend")
 
@@ -124,18 +124,11 @@ def _scale(b: BBox, s: float) -> tuple[float, float, float, float]:
 
 
 @AGENTS.register("graph_architect")
-class GraphArchitect:
+class GraphArchitect(BackendAgent):
     """The Graph Architect agent; sets ``diagram.graph``."""
 
-    def __init__(self, params: Mapping[str, Any]):
-        self.params = dict(params)
-        self.backend_name = str(self.params.get("backend", "default"))
-        bp = {k: v for k, v in self.params.items() if not isinstance(v, Mapping)}
-        bp.update(dict(self.params.get(self.backend_name, {})))
-        self.backend = BACKENDS.create(self.backend_name, bp)
-
-    def fingerprint(self) -> dict[str, Any]:
-        return self.backend.fingerprint()
+    backends = BACKENDS
+    default_backend = "default"
 
     def run(self, diagram: Diagram) -> None:
         diagram.graph = self.backend.build(diagram)

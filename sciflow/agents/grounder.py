@@ -32,7 +32,7 @@ import cv2
 import numpy as np
 
 from .diagram import Diagram, GroundedNode, GroupEvidence, Shape, TextBox, bbox_intersection
-from .registry import AGENTS, Registry
+from .registry import AGENTS, BackendAgent, Registry
 from .text_spotter import group_lines, make_label
 
 log = logging.getLogger(__name__)
@@ -299,18 +299,11 @@ def _area(b: tuple[float, ...]) -> float:
 
 
 @AGENTS.register("grounder")
-class Grounder:
+class Grounder(BackendAgent):
     """The Grounder agent; fills ``diagram.nodes``, ``diagram.groups``, ``diagram.free_text``."""
 
-    def __init__(self, params: Mapping[str, Any]):
-        self.params = dict(params)
-        self.backend_name = str(self.params.get("backend", "rules"))
-        bp = {k: v for k, v in self.params.items() if not isinstance(v, Mapping)}
-        bp.update(dict(self.params.get(self.backend_name, {})))
-        self.backend = BACKENDS.create(self.backend_name, bp)
-
-    def fingerprint(self) -> dict[str, Any]:
-        return self.backend.fingerprint()
+    backends = BACKENDS
+    default_backend = "rules"
 
     def run(self, diagram: Diagram) -> None:
         self.backend.ground(diagram)

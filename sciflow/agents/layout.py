@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from .diagram import Diagram, LayoutBox
-from .registry import AGENTS, Registry
+from .registry import AGENTS, BackendAgent, Registry
 
 BACKENDS = Registry("layout backend")
 
@@ -68,16 +68,12 @@ class YOLOLayout:
 
 
 @AGENTS.register("layout")
-class LayoutDetector:
+class LayoutDetector(BackendAgent):
     """The Layout Detector agent; fills ``diagram.layout``."""
 
-    def __init__(self, params: Mapping[str, Any]):
-        self.params = dict(params)
-        self.backend_name = str(self.params.get("backend", "none"))
-        self.backend = BACKENDS.create(self.backend_name, dict(self.params.get(self.backend_name, {})))
-
-    def fingerprint(self) -> dict[str, Any]:
-        return self.backend.fingerprint()
+    backends = BACKENDS
+    default_backend = "none"
+    inherit_params = False
 
     def run(self, diagram: Diagram) -> None:
         diagram.layout = self.backend.detect(diagram.image)

@@ -57,5 +57,26 @@ class Registry:
         return self.get(name)(params)
 
 
+class BackendAgent:
+    """An agent whose work is done by a backend chosen by name in its config table
+    (``backend = "..."``, default :attr:`default_backend`). The backend is built from its own
+    sub-table (``[parser.<agent>.<backend>]``); with :attr:`inherit_params` it also receives the
+    agent's scalar keys, which the sub-table overrides."""
+
+    backends: Registry
+    default_backend: str = ""
+    inherit_params: bool = True
+
+    def __init__(self, params: Mapping[str, Any]):
+        self.params = dict(params)
+        self.backend_name = str(self.params.get("backend", self.default_backend))
+        bp = {k: v for k, v in self.params.items() if not isinstance(v, Mapping)} if self.inherit_params else {}
+        bp.update(dict(self.params.get(self.backend_name, {})))
+        self.backend = self.backends.create(self.backend_name, bp)
+
+    def fingerprint(self) -> dict[str, Any]:
+        return self.backend.fingerprint()
+
+
 #: Agents by name; each agent class takes its ``[parser.<name>]`` table.
 AGENTS = Registry("parser agent")

@@ -52,7 +52,7 @@ import cv2
 import numpy as np
 
 from .diagram import BBox, Diagram, Operator, Shape, TextBox
-from .registry import AGENTS, Registry
+from .registry import AGENTS, BackendAgent, Registry
 
 log = logging.getLogger(__name__)
 
@@ -639,19 +639,15 @@ class SAMShapes(ShapeBackend):
 
 
 @AGENTS.register("shape_hunter")
-class ShapeHunter:
+class ShapeHunter(BackendAgent):
     """The Shape Hunter agent; fills ``diagram.shapes`` and ``diagram.operators``."""
 
-    def __init__(self, params: Mapping[str, Any]):
-        self.params = dict(params)
-        self.backend_name = str(self.params.get("backend", "opencv"))
-        bp = {k: v for k, v in self.params.items() if not isinstance(v, Mapping)}
-        bp.update(dict(self.params.get(self.backend_name, {})))
-        self.backend: ShapeBackend = BACKENDS.create(self.backend_name, bp)
-        self.find_operators = bool(self.params.get("operators", True))
+    backends = BACKENDS
+    default_backend = "opencv"
 
-    def fingerprint(self) -> dict[str, Any]:
-        return self.backend.fingerprint()
+    def __init__(self, params: Mapping[str, Any]):
+        super().__init__(params)
+        self.find_operators = bool(self.params.get("operators", True))
 
     def run(self, diagram: Diagram) -> None:
         # multi-line labels count as text boxes too (glyph edges may join across lines)

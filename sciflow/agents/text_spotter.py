@@ -41,7 +41,7 @@ import cv2
 import numpy as np
 
 from .diagram import BBox, Diagram, TextBox, TextLabel, bbox_union
-from .registry import AGENTS, Registry
+from .registry import AGENTS, BackendAgent, Registry
 
 log = logging.getLogger(__name__)
 
@@ -309,23 +309,21 @@ def make_label(label_id: int, members: list[TextBox]) -> TextLabel:
 
 
 @AGENTS.register("text_spotter")
-class TextSpotter:
+class TextSpotter(BackendAgent):
     """The Text Spotter agent; fills ``diagram.text_lines`` and ``diagram.text_labels``."""
 
+    backends = BACKENDS
+    default_backend = "rapidocr"
+    inherit_params = False
+
     def __init__(self, params: Mapping[str, Any]):
-        self.params = dict(params)
-        self.backend_name = str(self.params.get("backend", "rapidocr"))
-        backend_params = dict(self.params.get(self.backend_name, {}))
-        self.backend: TextBackend = BACKENDS.create(self.backend_name, backend_params)
+        super().__init__(params)
         self.min_conf = float(self.params.get("min_confidence", 0.5))
         self.min_text_height = float(self.params.get("min_text_height", 12))
         self.upscale_below = int(self.params.get("upscale_below_side", 700))
         self.factor = float(self.params.get("upscale_factor", 2.0))
         self.line_gap = float(self.params.get("line_gap", 0.6))
         self.word_gap = float(self.params.get("word_gap", 0.5))
-
-    def fingerprint(self) -> dict[str, Any]:
-        return self.backend.fingerprint()
 
     def _read(self, image: np.ndarray, factor: float) -> list[TextBox]:
         if factor == 1.0:

@@ -58,7 +58,7 @@ import numpy as np
 from scipy.spatial import cKDTree
 
 from .diagram import Diagram, EdgeEvidence, GroundedNode, Stroke
-from .registry import AGENTS, Registry
+from .registry import AGENTS, BackendAgent, Registry
 from .shape_hunter import background_color
 
 log = logging.getLogger(__name__)
@@ -741,18 +741,11 @@ def _area(b: tuple[float, ...]) -> float:
 
 
 @AGENTS.register("topology_coder")
-class TopologyCoder:
+class TopologyCoder(BackendAgent):
     """The Topology Coder agent; fills ``diagram.strokes`` and ``diagram.edges``."""
 
-    def __init__(self, params: Mapping[str, Any]):
-        self.params = dict(params)
-        self.backend_name = str(self.params.get("backend", "strokes"))
-        bp = {k: v for k, v in self.params.items() if not isinstance(v, Mapping)}
-        bp.update(dict(self.params.get(self.backend_name, {})))
-        self.backend = BACKENDS.create(self.backend_name, bp)
-
-    def fingerprint(self) -> dict[str, Any]:
-        return self.backend.fingerprint()
+    backends = BACKENDS
+    default_backend = "strokes"
 
     def run(self, diagram: Diagram) -> None:
         self.backend.trace(diagram)
