@@ -8,6 +8,7 @@ agents in order. Same image + same config -> identical graph.
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import json
 import logging
@@ -52,13 +53,19 @@ def parser_config_hash(parser_cfg: Mapping[str, Any]) -> str:
 class Parser:
     """Built once from a :class:`Config`; call it on images."""
 
-    def __init__(self, config: Config | None = None):
+    def __init__(self, config: Config | None = None, *, threads: int = 0):
+        """``threads > 0`` caps the OCR engine's intra-op thread pool (a runtime resource
+        setting: it is not part of the hashed configuration and never changes a result)."""
         self.config = config or Config()
         self.params: Mapping[str, Any] = self.config.parser
         self.agent_names: list[str] = list(self.params.get("agents", DEFAULT_AGENTS))
         self.agents: dict[str, Any] = {}
         for name in self.agent_names:
-            self.agents[name] = AGENTS.create(name, dict(self.params.get(name, {})))
+            table = copy.deepcopy(dict(self.params.get(name, {})))
+            if threads > 0 and name == "text_spotter":
+                backend = str(table.get("backend", "rapidocr"))
+                table[backend] = {**dict(table.get(backend, {})), "threads": threads}
+            self.agents[name] = AGENTS.create(name, table)
         self.max_side = int(self.params.get("max_side", 2400))
         self.min_side = int(self.params.get("min_side", 500))
         self.max_pixels = int(self.params.get("max_pixels", MAX_PIXELS))

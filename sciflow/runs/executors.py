@@ -50,15 +50,8 @@ _WORKER: Worker | None = None
 
 
 def _init_worker(spec: WorkerSpec) -> None:
-    """Build this process's Worker. ``spec.threads > 0`` caps the math libraries' thread
-    pools, so that N workers on N cores do not oversubscribe them."""
+    """Build this process's Worker."""
     global _WORKER
-    if spec.threads > 0:
-        for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
-            os.environ[var] = str(spec.threads)
-        import torch
-
-        torch.set_num_threads(spec.threads)
     _WORKER = Worker(spec)
 
 
@@ -151,7 +144,8 @@ class RayExecutor:
             self._started_here = True
         gpus = 1 if use_gpu and ray.cluster_resources().get("GPU", 0) >= 1 else 0
         actor_cls = ray.remote(num_cpus=1, num_gpus=gpus)(_RayWorker)
-        self.actors = [actor_cls.remote(spec) for _ in range(max(1, jobs))]
+        # one CPU per actor: cap each actor's thread pools to match
+        self.actors = [actor_cls.remote(replace(spec, threads=1)) for _ in range(max(1, jobs))]
         self.gpus_per_actor = gpus
 
     def describe(self) -> dict[str, Any]:

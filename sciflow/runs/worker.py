@@ -9,6 +9,7 @@ same item gives the same row in any process, under any executor.
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -182,6 +183,16 @@ def score_item(
     return row, parsed
 
 
+def limit_threads(n: int) -> None:
+    """Cap this process's math thread pools (OpenMP/MKL/BLAS, torch; the OCR engine gets the
+    same cap through the parser), so that N workers on N cores do not oversubscribe them."""
+    for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
+        os.environ[var] = str(n)
+    import torch
+
+    torch.set_num_threads(n)
+
+
 @dataclass(frozen=True)
 class WorkerSpec:
     """What a worker is built from; plain data, so it crosses process and Ray boundaries."""
@@ -197,9 +208,12 @@ class Worker:
     """Everything one process needs to turn items into rows; build once, run many."""
 
     def __init__(self, spec: WorkerSpec):
+        if spec.threads > 0:
+            limit_threads(spec.threads)
         self.config = Config(spec.config_data)
         self.cache_dir = Path(spec.cache_dir) if spec.cache_dir else None
         self.image_run = spec.image_run
+        self.threads = spec.threads
         self.scorer = ItemScorer(self.config, spec.critique)
         self._parser: Any = None
 
@@ -208,7 +222,7 @@ class Worker:
         if self._parser is None:
             from sciflow.pipeline import Parser
 
-            self._parser = Parser(self.config)
+            self._parser = Parser(self.config, threads=self.threads)
         return self._parser
 
     def parse(self, path: Path) -> tuple[DiagramGraph | None, str | None]:
