@@ -26,6 +26,7 @@ from typing import Any
 
 from .config import Config
 from .graph import DiagramGraph
+from .hashing import file_sha256
 from .imageio import RASTER_SUFFIXES, VECTOR_SUFFIXES
 
 log = logging.getLogger(__name__)
@@ -43,13 +44,6 @@ class ParseOutcome:
     seconds: float
     backends: dict[str, str] = field(default_factory=dict)
 
-
-def file_sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
 
 
 def cache_key(path: Path, fingerprint: dict[str, Any]) -> str:
