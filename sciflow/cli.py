@@ -81,7 +81,7 @@ def cmd_score(args: argparse.Namespace) -> int:
                 args.pred_dir, args.refs, args.out, config,
                 run_name=args.name, executor=args.executor, jobs=args.jobs, address=args.address,
                 cache_dir=None if args.no_cache else args.cache_dir, resume=not args.no_resume,
-                critique=args.critique,
+                critique=args.critique, device=args.device,
                 on_start=lambda n: progress.update(task, total=n),
                 on_item=lambda row: progress.update(task, advance=1, description=row["id"]),
             )
@@ -187,7 +187,7 @@ def cmd_parse(args: argparse.Namespace) -> int:
         task = progress.add_task("", total=len(images))
         outcomes = parse_to_dir(
             images, args.out, config, jobs=args.jobs, debug_dir=args.debug_dir,
-            cache_dir=None if args.no_cache else args.cache_dir,
+            cache_dir=None if args.no_cache else args.cache_dir, device=args.device,
             on_done=lambda o: progress.update(task, advance=1, description=o.item_id),
         )
     failed = [o for o in outcomes if o.error]
@@ -416,6 +416,10 @@ def cmd_rectify(args: argparse.Namespace) -> int:
     return 0
 
 
+_DEVICE_HELP = ("where the models run: cpu (default), cuda, cuda:N or auto (cuda when usable, else cpu); "
+                "not part of the config hash, recorded in the manifest")
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="sciflow", description=__doc__)
     p.add_argument("--version", action="version", version=f"sciflow {__version__}")
@@ -436,6 +440,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--critique", action="store_true", help="write a critique (verdict, explanation, edits) per item")
     s.add_argument("--cache-dir", type=Path, default=Path(".sciflow-cache"), help="parse cache folder")
     s.add_argument("--no-cache", action="store_true", help="do not read or write the parse cache")
+    s.add_argument("--device", default="cpu", help=_DEVICE_HELP)
     s.set_defaults(func=cmd_score)
 
     m = sub.add_parser("summarize", help="leaderboard of one or more results folders side by side")
@@ -463,6 +468,7 @@ def build_parser() -> argparse.ArgumentParser:
     pa.add_argument("--jobs", type=int, default=1)
     pa.add_argument("--cache-dir", type=Path, default=Path(".sciflow-cache"))
     pa.add_argument("--no-cache", action="store_true")
+    pa.add_argument("--device", default="cpu", help=_DEVICE_HELP)
     pa.set_defaults(func=cmd_parse)
 
     r = sub.add_parser("render", help="Graphviz rendering of a graph, or of its comparison with another")

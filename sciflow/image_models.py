@@ -42,6 +42,7 @@ import os
 import re
 import warnings
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from functools import cache
 from pathlib import Path
 from typing import Any, Protocol
@@ -357,16 +358,16 @@ class TextEmbeddingSemantic:
 
 
 @cache
-def _load_text_embedding() -> TextEmbeddingSemantic:
+def _load_text_embedding(device: str = "cpu") -> TextEmbeddingSemantic:
     try:
-        return TextEmbeddingSemantic(get_embedder("minilm"))
+        return TextEmbeddingSemantic(get_embedder("minilm", device))
     except EmbedderUnavailable as exc:
         raise ImageModelUnavailable(str(exc)) from exc
 
 
 @register_semantic("ocr-text-embedding")
 def _ocr_text(config: ImageConfig) -> SemanticBackend:
-    return _load_text_embedding()
+    return _load_text_embedding(config.device)
 
 
 # ------------------------------------------------------------------------ LPIPS
@@ -556,8 +557,18 @@ class ImageModels:
         return {"semantic": sem, "perceptual": per, "fallback": bool(sem["fallback"] or per["fallback"])}
 
 
-@cache
-def get_image_models(config: ImageConfig) -> ImageModels:
+def get_image_models(config: ImageConfig, device: str | None = None) -> ImageModels:
     """The process-wide :class:`ImageModels` for ``config`` (models themselves are shared between
-    configs that name the same weights)."""
+    configs that name the same weights). ``device`` (a torch device string from
+    :func:`sciflow.device.resolve_device`) is the runtime device and replaces ``image.device``,
+    which stays in the pinned config only so that old config files keep loading."""
+    if device is not None and device != config.device:
+        if config.device != "cpu":
+            log.warning("image.device = %r in the config is superseded by the runtime device %r", config.device, device)
+        config = replace(config, device=device)
+    return _image_models(config)
+
+
+@cache
+def _image_models(config: ImageConfig) -> ImageModels:
     return ImageModels(config)

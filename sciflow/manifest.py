@@ -9,8 +9,10 @@ from typing import Any
 
 from sciflow import __version__
 from sciflow.config import Config
+from sciflow.device import CPU
 
-_PACKAGES = ("numpy", "scipy", "networkx", "rapidfuzz", "torch", "sentence-transformers", "rapidocr")
+_PACKAGES = ("numpy", "scipy", "networkx", "rapidfuzz", "torch", "sentence-transformers", "rapidocr", "onnxruntime",
+             "onnxruntime-gpu")
 
 
 def package_versions() -> dict[str, str | None]:
@@ -23,10 +25,12 @@ def package_versions() -> dict[str, str | None]:
     return out
 
 
-def build_manifest(config: Config, models: dict[str, Any]) -> dict[str, Any]:
+def build_manifest(config: Config, models: dict[str, Any], device: dict[str, Any] | None = None) -> dict[str, Any]:
     """Version, config hash and values, model names and weight hashes, thresholds,
-    metric weights and platform. ``models`` maps a role ("embedder", "parser", ...) to the
-    description its loader reported."""
+    metric weights, the device the models ran on and platform. ``models`` maps a role
+    ("embedder", "parser", ...) to the description its loader reported; ``device`` is
+    :meth:`sciflow.device.DeviceSpec.to_dict` of the device actually used (CPU when not given).
+    The device is a runtime setting: it is recorded here and never enters the config hash."""
     fallbacks = sorted(role for role, d in models.items() if isinstance(d, dict) and d.get("fallback"))
     return {
         "sciflow_version": __version__,
@@ -43,6 +47,7 @@ def build_manifest(config: Config, models: dict[str, Any]) -> dict[str, Any]:
         },
         "models": models,
         "fallbacks": fallbacks,
+        "device": device if device is not None else CPU.to_dict(),
         "platform": {
             "python": sys.version.split()[0],
             "implementation": platform.python_implementation(),

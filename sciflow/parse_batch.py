@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from .config import Config
+from .device import resolve_device, uses_onnxruntime_ocr
 from .graph import DiagramGraph
 from .hashing import file_sha256
 from .imageio import RASTER_SUFFIXES, VECTOR_SUFFIXES
@@ -79,11 +80,13 @@ def _write_cache(cache_dir: Path, key: str, graph: DiagramGraph, backends: dict[
 _WORKER: Any = None
 
 
-def _init_worker(config_data: dict[str, Any]) -> None:
+def _init_worker(config_data: dict[str, Any], device: str = "cpu") -> None:
     global _WORKER
     from .pipeline import Parser  # noqa: PLC0415
 
-    _WORKER = Parser(Config(config_data))
+    config = Config(config_data)
+    spec = resolve_device(device, need_onnxruntime=uses_onnxruntime_ocr(config.parser))
+    _WORKER = Parser(config, device=spec.torch_device)
 
 
 def _parse_one(
@@ -126,9 +129,12 @@ def parse_many(
     cache_dir: Path | None = None,
     debug_dir: Path | None = None,
     on_done: Callable[[ParseOutcome], None] | None = None,
+    device: str = "cpu",
 ) -> list[ParseOutcome]:
     """Parse ``paths`` (item id = file stem) with ``jobs`` processes (1 = in this process).
-    ``on_done`` is called once per item as it finishes (in completion order)."""
+    ``on_done`` is called once per item as it finishes (in completion order). ``device``
+    (cpu | cuda | cuda:N | auto, :func:`sciflow.device.resolve_device`) is where the models run;
+    it is not part of the parser fingerprint, so it never changes a cache key."""
     paths = [Path(p) for p in paths]
     ids = [p.stem for p in paths]
     cdir = str(cache_dir) if cache_dir is not None else None
@@ -136,8 +142,10 @@ def parse_many(
     results: list[ParseOutcome | None] = [None] * len(paths)
     if not paths:
         return []
+    # fail fast (DeviceError) before any worker starts
+    resolve_device(device, need_onnxruntime=uses_onnxruntime_ocr(config.parser))
     if jobs <= 1:
-        _init_worker(dict(config.data))
+        _init_worker(dict(config.data), device)
         for i, p in enumerate(paths):
             oc = _outcome(p, ids[i], _parse_one(str(p), ids[i], cdir, ddir))
             results[i] = oc
@@ -147,7 +155,7 @@ def parse_many(
         # spawn, not fork: forked children of a process that already ran torch/onnxruntime can deadlock.
         ctx = multiprocessing.get_context("spawn")
         with ProcessPoolExecutor(
-            max_workers=jobs, initializer=_init_worker, initargs=(dict(config.data),), mp_context=ctx
+            max_workers=jobs, initializer=_init_worker, initargs=(dict(config.data), device), mp_context=ctx
         ) as ex:
             futs = {ex.submit(_parse_one, str(p), ids[i], cdir, ddir): i for i, p in enumerate(paths)}
             for fut in as_completed(futs):
@@ -197,10 +205,12 @@ def parse_to_dir(
     cache_dir: Path | None = None,
     debug_dir: Path | None = None,
     on_done: Callable[[ParseOutcome], None] | None = None,
+    device: str = "cpu",
 ) -> list[ParseOutcome]:
     """:func:`parse_many`, then write ``OUT_DIR/<stem>.json`` for every image that parsed.
     Failed items are only reported in the outcomes (a non-image file gets a clear error)."""
-    outcomes = parse_many(paths, config, jobs=jobs, cache_dir=cache_dir, debug_dir=debug_dir, on_done=on_done)
+    outcomes = parse_many(paths, config, jobs=jobs, cache_dir=cache_dir, debug_dir=debug_dir, on_done=on_done,
+                          device=device)
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     for o in outcomes:

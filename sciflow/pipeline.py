@@ -53,9 +53,11 @@ def parser_config_hash(parser_cfg: Mapping[str, Any]) -> str:
 class Parser:
     """Built once from a :class:`Config`; call it on images."""
 
-    def __init__(self, config: Config | None = None, *, threads: int = 0):
-        """``threads > 0`` caps the OCR engine's intra-op thread pool (a runtime resource
-        setting: it is not part of the hashed configuration and never changes a result)."""
+    def __init__(self, config: Config | None = None, *, threads: int = 0, device: str | None = None):
+        """``threads > 0`` caps the OCR engine's intra-op thread pool; ``device`` (a torch device
+        string such as ``"cpu"`` or ``"cuda:0"``, see :func:`sciflow.device.resolve_device`) is
+        put into every agent's backend table as ``device``. Both are runtime resource settings:
+        they are not part of the hashed configuration (nor of the parser fingerprint)."""
         self.config = config or Config()
         self.params: Mapping[str, Any] = self.config.parser
         self.agent_names: list[str] = list(self.params.get("agents", DEFAULT_AGENTS))
@@ -65,6 +67,10 @@ class Parser:
             if threads > 0 and name == "text_spotter":
                 backend = str(table.get("backend", "rapidocr"))
                 table[backend] = {**dict(table.get(backend, {})), "threads": threads}
+            if device is not None:
+                backend = str(table.get("backend") or getattr(AGENTS.get(name), "default_backend", "") or "")
+                if backend:
+                    table[backend] = {**dict(table.get(backend, {})), "device": device}
             self.agents[name] = AGENTS.create(name, table)
         self.max_side = int(self.params.get("max_side", 2400))
         self.min_side = int(self.params.get("min_side", 500))

@@ -61,6 +61,7 @@ def run_scoring(
     cache_dir: Path | None = None,
     resume: bool = True,
     critique: bool = False,
+    device: str = "cpu",
     on_item: Callable[[dict[str, Any]], None] | None = None,
     on_start: Callable[[int], None] | None = None,
 ) -> RunResult:
@@ -69,6 +70,9 @@ def run_scoring(
     With ``resume`` (the default) an existing ``results.jsonl`` in ``out_dir`` is read first
     and every row whose config hash and input hashes are unchanged is kept, not recomputed.
     ``critique`` adds the critic's verdict, explanation and edit instructions to every row.
+    ``device`` (cpu | cuda | cuda:N | auto, :func:`sciflow.device.resolve_device`) is where the
+    models run: a runtime setting recorded in the manifest, never part of the config hash;
+    :class:`~sciflow.device.DeviceError` when a requested GPU cannot be used.
     """
     pred_dir, ref_dir = Path(pred_dir), Path(ref_dir)
     items, orphans = pair_items(pred_dir, ref_dir)
@@ -93,11 +97,11 @@ def run_scoring(
             on_item(row)
 
     rows = dict(kept)
-    spec = WorkerSpec(dict(config.data), str(cache_dir) if cache_dir else None, image_run, critique)
+    spec = WorkerSpec(dict(config.data), str(cache_dir) if cache_dir else None, image_run, critique, device=device)
     ex = make_executor(executor, spec, jobs=jobs, address=address)
     try:
         models = ex.describe()
-        manifest = build_manifest(config, models)
+        manifest = build_manifest(config, models, device=ex.device_info())
         manifest["executor"] = {"name": ex.name, "jobs": jobs}
         if out:
             out.mkdir(parents=True, exist_ok=True)

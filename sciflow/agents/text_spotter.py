@@ -86,6 +86,14 @@ def _quad_to_box(idx: int, quad: Any, text: str, score: float, scale: float) -> 
     )
 
 
+def _cuda_index(device: str) -> int | None:
+    """N for a ``"cuda"`` / ``"cuda:N"`` device string, None for the CPU."""
+    if not device.startswith("cuda"):
+        return None
+    _, _, idx = device.partition(":")
+    return int(idx) if idx else 0
+
+
 class TextBackend:
     """Protocol: ``read(image) -> list[TextBox]``; ``fingerprint() -> dict``."""
 
@@ -122,8 +130,39 @@ class RapidOCRBackend(TextBackend):
         threads = int(self.params.get("threads", 0))
         if threads > 0:
             opts["EngineConfig.onnxruntime.intra_op_num_threads"] = threads
+        # runtime device (sciflow.device): "cuda:N" runs both ONNX sessions on CUDAExecutionProvider N
+        self.device = str(self.params.get("device", "cpu"))
+        cuda_index = _cuda_index(self.device)
+        if cuda_index is not None:
+            from sciflow.device import DeviceError, cuda_problems  # noqa: PLC0415
+
+            problems = [p for p in cuda_problems(cuda_index, need_onnxruntime=True) if "onnxruntime" in p]
+            if problems:
+                raise DeviceError(f"text_spotter backend 'rapidocr' on {self.device}: {'; '.join(problems)}")
+            opts["EngineConfig.onnxruntime.use_cuda"] = True
+            opts["EngineConfig.onnxruntime.cuda_ep_cfg.device_id"] = cuda_index
         logging.getLogger("RapidOCR").setLevel(logging.WARNING)
         self.engine = RapidOCR(params=opts)
+        if cuda_index is not None:
+            self._check_cuda_sessions()
+
+    def _check_cuda_sessions(self) -> None:
+        """Build the (lazily loaded) det/rec sessions now and fail loudly when onnxruntime put
+        them on another provider than CUDA (rapidocr itself only logs a warning)."""
+        from sciflow.device import CUDA_PROVIDER, ONNX_GPU_HINT, DeviceError  # noqa: PLC0415
+
+        for loader in ("_load_det_model", "_load_rec_model"):
+            load = getattr(self.engine, loader, None)
+            if load is None:  # pragma: no cover - another rapidocr layout: nothing to check
+                log.warning("rapidocr has no %s; cannot verify its ONNX sessions run on CUDA", loader)
+                continue
+            session = getattr(getattr(load(), "session", None), "session", None)
+            providers = list(session.get_providers()) if session is not None else []
+            if providers and providers[0] != CUDA_PROVIDER:
+                raise DeviceError(
+                    f"text_spotter backend 'rapidocr' asked for {self.device} but onnxruntime runs it on "
+                    f"{providers[0]} (session providers: {providers}); {ONNX_GPU_HINT}"
+                )
 
     def read(self, image: np.ndarray) -> list[TextBox]:
         out = self.engine(np.ascontiguousarray(image))
@@ -205,7 +244,13 @@ class PaddleOCRBackend(TextBackend):
                 "text_spotter backend 'paddleocr' needs the optional `paddleocr` package "
                 "(and paddlepaddle or an ONNX engine); it is not installed"
             ) from exc
-        kwargs = {k: v for k, v in self.params.items() if k not in ("backend",)}
+        kwargs = {k: v for k, v in self.params.items() if k not in ("backend", "device", "threads")}
+        # runtime settings, translated to PaddleOCR's names
+        if int(self.params.get("threads", 0)) > 0:
+            kwargs.setdefault("cpu_threads", int(self.params["threads"]))
+        if "device" in self.params:
+            idx = _cuda_index(str(self.params["device"]))
+            kwargs.setdefault("device", "cpu" if idx is None else f"gpu:{idx}")
         kwargs.setdefault("use_doc_orientation_classify", False)
         kwargs.setdefault("use_doc_unwarping", False)
         kwargs.setdefault("use_textline_orientation", False)

@@ -4,10 +4,14 @@
   workers each build one :class:`~sciflow.runs.worker.Worker` (models load once per worker).
   At most ``2 * jobs`` items are in flight, so memory stays bounded on long runs.
 - ``ray`` (``pip install 'sciflow[ray]'``): one Ray actor per worker, each holding its own
-  Worker; GPU actors (``num_gpus=1``) when the cluster has GPUs and ``use_gpu`` is set;
+  Worker; GPU actors (``num_gpus=1``) when the device is ``cuda`` (an error when the cluster has
+  no GPU) or ``auto`` on a cluster with GPUs, CPU actors for ``cpu``;
   at most ``2 * workers`` items in flight (``ray.wait`` backpressure). ``address=None`` starts
   a local Ray runtime with ``jobs`` CPUs and no dashboard; ``address="auto"`` or
   ``"ray://head:10001"`` joins an existing cluster (see the README).
+
+The device (``WorkerSpec.device``: cpu | cuda | cuda:N | auto) is resolved in each worker, where
+the models run; :meth:`Executor.device_info` reports what a worker got (for the manifest).
 
 Results come back in completion order as ``(item_id, row, parsed_graph_dict)``; the caller
 (the single writer) appends them to the results log.
@@ -23,6 +27,8 @@ from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wai
 from dataclasses import replace
 from typing import Any, Protocol
 
+from sciflow.config import Config
+from sciflow.device import parse_device, resolve_device, uses_onnxruntime_ocr
 from sciflow.runs.items import Item
 from sciflow.runs.worker import Worker, WorkerSpec
 
@@ -39,6 +45,8 @@ class Executor(Protocol):
     name: str
 
     def describe(self) -> dict[str, Any]: ...
+
+    def device_info(self) -> dict[str, Any]: ...
 
     def run(self, items: Sequence[Item]) -> Iterator[Result]: ...
 
@@ -66,12 +74,20 @@ def _describe() -> dict[str, Any]:
     return _WORKER.describe()
 
 
+def _device_info() -> dict[str, Any]:
+    assert _WORKER is not None, "worker not initialised"
+    return _WORKER.device_info()
+
+
 class LocalExecutor:
     name = "local"
 
     def __init__(self, spec: WorkerSpec, *, jobs: int = 1, address: str | None = None):
         self.jobs = max(1, jobs)
         self._pool: ProcessPoolExecutor | None = None
+        # fail fast, with the clear message, before any worker process starts
+        resolve_device(spec.device, need_onnxruntime=spec.image_run and uses_onnxruntime_ocr(
+            Config(spec.config_data).parser))
         if self.jobs == 1:
             _init_worker(spec)
         else:
@@ -84,6 +100,9 @@ class LocalExecutor:
 
     def describe(self) -> dict[str, Any]:
         return _describe() if self._pool is None else self._pool.submit(_describe).result()
+
+    def device_info(self) -> dict[str, Any]:
+        return _device_info() if self._pool is None else self._pool.submit(_device_info).result()
 
     def run(self, items: Sequence[Item]) -> Iterator[Result]:
         if self._pool is None:
@@ -125,7 +144,7 @@ def error_row(item: Item, message: str) -> dict[str, Any]:
 class RayExecutor:
     name = "ray"
 
-    def __init__(self, spec: WorkerSpec, *, jobs: int = 2, address: str | None = None, use_gpu: bool = True):
+    def __init__(self, spec: WorkerSpec, *, jobs: int = 2, address: str | None = None):
         try:
             import ray
         except ImportError as exc:
@@ -142,16 +161,19 @@ class RayExecutor:
             except Exception as exc:
                 raise ExecutorError(f"cannot start or join Ray ({address or 'local'}): {exc}") from exc
             self._started_here = True
-        gpus = 1 if use_gpu and ray.cluster_resources().get("GPU", 0) >= 1 else 0
+        gpus, device = ray_gpus(spec.device, float(ray.cluster_resources().get("GPU", 0)))
         actor_cls = ray.remote(num_cpus=1, num_gpus=gpus)(_RayWorker)
         # one CPU per actor: cap each actor's thread pools to match
-        self.actors = [actor_cls.remote(replace(spec, threads=1)) for _ in range(max(1, jobs))]
+        self.actors = [actor_cls.remote(replace(spec, threads=1, device=device)) for _ in range(max(1, jobs))]
         self.gpus_per_actor = gpus
 
     def describe(self) -> dict[str, Any]:
         d = self.ray.get(self.actors[0].describe.remote())
         d["executor"] = {"name": "ray", "actors": len(self.actors), "gpus_per_actor": self.gpus_per_actor}
         return d
+
+    def device_info(self) -> dict[str, Any]:
+        return self.ray.get(self.actors[0].device_info.remote())
 
     def run(self, items: Sequence[Item]) -> Iterator[Result]:
         ray = self.ray
@@ -195,6 +217,26 @@ class _RayWorker:
 
     def describe(self) -> dict[str, Any]:
         return self.worker.describe()
+
+    def device_info(self) -> dict[str, Any]:
+        return self.worker.device_info()
+
+
+def ray_gpus(device: str, cluster_gpus: float) -> tuple[int, str]:
+    """GPUs per Ray actor for ``device`` on a cluster with ``cluster_gpus`` GPUs, and the device
+    string the actors resolve. ``cuda:N`` becomes ``cuda``: Ray gives each GPU actor its own GPU
+    as ``cuda:0`` (``CUDA_VISIBLE_DEVICES``), so a fixed index means nothing there."""
+    kind, index = parse_device(device)
+    if kind == "cpu":
+        return 0, device
+    if kind == "auto":
+        return (1 if cluster_gpus >= 1 else 0), device
+    if cluster_gpus < 1:
+        raise ExecutorError(f"--device {device}: the Ray cluster has no GPU (cluster resources list none); "
+                            "start the GPU nodes with `ray start` or use --device cpu")
+    if index:
+        log.warning("--device %s under Ray: each actor gets its own GPU from Ray, index %d ignored", device, index)
+    return 1, "cuda"
 
 
 def make_executor(name: str, spec: WorkerSpec, *, jobs: int = 1, address: str | None = None) -> Executor:

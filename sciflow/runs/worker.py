@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from sciflow.config import Config
+from sciflow.device import DeviceSpec, resolve_device, uses_onnxruntime_ocr
 from sciflow.embedding import get_embedder
 from sciflow.graph import DiagramGraph, GraphFormatError, load_graph
 from sciflow.judge import ALIGNMENT_TEMPLATE, ChatJudge, JudgeError
@@ -35,10 +36,13 @@ class ItemScorer:
     ``overall.graph * graph + overall.text * text + overall.image * image``.
     """
 
-    def __init__(self, config: Config, critique: bool = False):
+    def __init__(self, config: Config, critique: bool = False, device: str = "cpu"):
+        """``device``: torch device string for the embedder and image models (a runtime
+        setting from :func:`sciflow.device.resolve_device`, outside the hashed config)."""
         self.config = config
         self.critique = critique
-        self.embedder = get_embedder(config.matching.embedder)
+        self.device = device
+        self.embedder = get_embedder(config.matching.embedder, device)
         self.judge = ChatJudge(config.text.judge) if config.text.alignment_backend == "judge" else None
         self._image_models: Any = None
 
@@ -46,7 +50,7 @@ class ItemScorer:
         if self._image_models is None:
             from sciflow.image_models import get_image_models
 
-            self._image_models = get_image_models(self.config.image)
+            self._image_models = get_image_models(self.config.image, self.device)
         return self._image_models
 
     def models(self, with_image: bool) -> dict[str, Any]:
@@ -202,10 +206,15 @@ class WorkerSpec:
     image_run: bool = False
     critique: bool = False
     threads: int = 0  # > 0 caps the math libraries' thread pools in this worker
+    device: str = "cpu"  # cpu | cuda | cuda:N | auto, resolved in the worker (sciflow.device)
 
 
 class Worker:
-    """Everything one process needs to turn items into rows; build once, run many."""
+    """Everything one process needs to turn items into rows; build once, run many.
+
+    Runtime settings (thread caps, device) come from the spec, not from the hashed config:
+    they never change a row's ``config_hash``. The device is resolved here, in the process that
+    runs the models (:func:`sciflow.device.resolve_device`); :attr:`device` is what it got."""
 
     def __init__(self, spec: WorkerSpec):
         if spec.threads > 0:
@@ -214,7 +223,9 @@ class Worker:
         self.cache_dir = Path(spec.cache_dir) if spec.cache_dir else None
         self.image_run = spec.image_run
         self.threads = spec.threads
-        self.scorer = ItemScorer(self.config, spec.critique)
+        self.device: DeviceSpec = resolve_device(
+            spec.device, need_onnxruntime=spec.image_run and uses_onnxruntime_ocr(self.config.parser))
+        self.scorer = ItemScorer(self.config, spec.critique, self.device.torch_device)
         self._parser: Any = None
 
     @property
@@ -222,7 +233,7 @@ class Worker:
         if self._parser is None:
             from sciflow.pipeline import Parser
 
-            self._parser = Parser(self.config, threads=self.threads)
+            self._parser = Parser(self.config, threads=self.threads, device=self.device.torch_device)
         return self._parser
 
     def parse(self, path: Path) -> tuple[DiagramGraph | None, str | None]:
@@ -243,3 +254,7 @@ class Worker:
         if self.image_run:
             models["parser"] = self.parser.fingerprint()
         return models
+
+    def device_info(self) -> dict[str, Any]:
+        """The device this worker resolved and runs on, for the manifest."""
+        return self.device.to_dict()
