@@ -420,6 +420,37 @@ _DEVICE_HELP = ("where the models run: cpu (default), cuda, cuda:N or auto (cuda
                 "not part of the config hash, recorded in the manifest")
 
 
+def cmd_detector_dataset(args: argparse.Namespace) -> int:
+    from sciflow.detector.dataset import write_dataset
+
+    with _progress("rendering") as progress:
+        task = progress.add_task("", total=args.n)
+        summary = write_dataset(
+            args.out, args.n, seed=args.seed, val_fraction=args.val_fraction, max_side=args.max_side,
+            progress=lambda k: progress.update(task, completed=k),
+        )
+    console.print_json(json.dumps({k: summary[k] for k in ("images", "boxes", "styles")}))
+    console.print(f"dataset written to {args.out}/ (data.yaml, dataset.json)")
+    return 0
+
+
+def cmd_detector_train(args: argparse.Namespace) -> int:
+    from sciflow.detector.train import TrainConfig, train
+
+    config = TrainConfig(
+        data=str(args.data), epochs=args.epochs, imgsz=args.imgsz, model=args.model, width=args.width,
+        batch=args.batch, seed=args.seed, device=args.device, workers=args.workers,
+    )
+    try:
+        meta = train(config, args.out, resume=args.resume)
+    except (FileNotFoundError, RuntimeError) as exc:
+        err_console.print(f"[red]error:[/red] {exc}")
+        return 2
+    console.print_json(json.dumps({"validation": meta["validation"], "onnx_sha256": meta["onnx_sha256"]}))
+    console.print(f"weights and metadata in {args.out}/ (layout-detector.onnx, layout-detector.json)")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="sciflow", description=__doc__)
     p.add_argument("--version", action="version", version=f"sciflow {__version__}")
@@ -548,6 +579,29 @@ def build_parser() -> argparse.ArgumentParser:
     rf.add_argument("--parse-images", action="store_true", help="critique the parsed image, not the known graph")
     rf.add_argument("--config", type=Path, default=None)
     rf.set_defaults(func=cmd_rectify)
+
+    de = sub.add_parser("detector", help="the learned diagram-element detector: dataset and training")
+    dsub = de.add_subparsers(dest="detector_command", required=True)
+    dd = dsub.add_parser("dataset", help="render diagrams and write an ultralytics dataset with exact boxes")
+    dd.add_argument("-o", "--out", type=Path, required=True)
+    dd.add_argument("--n", type=int, default=1000, help="number of images (default 1000)")
+    dd.add_argument("--seed", type=int, default=0)
+    dd.add_argument("--val-fraction", type=float, default=0.1)
+    dd.add_argument("--max-side", type=int, default=1024, help="longest image side before augmentation")
+    dd.set_defaults(func=cmd_detector_dataset)
+    dt = dsub.add_parser("train", help="train the detector from scratch (needs the `detector` extra)")
+    dt.add_argument("--data", type=Path, required=True, help="a dataset folder (its data.yaml)")
+    dt.add_argument("-o", "--out", type=Path, default=Path("runs/detector/train"), help="run folder")
+    dt.add_argument("--epochs", type=int, default=30)
+    dt.add_argument("--imgsz", type=int, default=640)
+    dt.add_argument("--model", default="yolov8n.yaml", help="an ultralytics model yaml (from scratch)")
+    dt.add_argument("--width", type=float, default=None, help="YOLOv8 width multiple, e.g. 0.125 (narrower)")
+    dt.add_argument("--batch", type=int, default=16)
+    dt.add_argument("--seed", type=int, default=0)
+    dt.add_argument("--device", default="cpu", help="cpu, or a CUDA device such as 0")
+    dt.add_argument("--workers", type=int, default=0, help="dataloader workers")
+    dt.add_argument("--resume", action="store_true", help="continue the run in --out from weights/last.pt")
+    dt.set_defaults(func=cmd_detector_train)
 
     im = sub.add_parser("import", help="import a published benchmark layout")
     im.add_argument("layout", choices=["sciflow-bench"])

@@ -124,6 +124,10 @@ class SynthDiagram:
     graph: DiagramGraph
     style: str
     meta: dict[str, Any] = field(default_factory=dict)
+    #: every drawn element as ``(class, (x0, y0, x1, y1))`` in image pixels, exact from the
+    #: renderer: ``node`` (a node's shape), ``arrowhead``, ``text`` (one label, all its lines),
+    #: ``group`` (a container), ``operator`` (an operator symbol such as a circled plus).
+    elements: list[tuple[str, tuple[float, float, float, float]]] = field(default_factory=list)
 
 
 def sample_labels(rng: random.Random, n: int) -> list[str]:

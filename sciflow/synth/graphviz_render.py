@@ -22,6 +22,8 @@ from PIL import Image
 from ..graph import DiagramGraph
 from .common import CLUSTER_LABELS, EDGE_LABELS, SynthDiagram, random_topology, sample_labels, wrap_label
 
+BBox = tuple[float, float, float, float]
+
 SHAPES = ["box", "rounded", "ellipse", "diamond", "cylinder"]
 FILLS = ["#dae8fc", "#d5e8d4", "#ffe6cc", "#fff2cc", "#f8cecc", "#e1d5e7", "#f5f5f5", "white"]
 FONTS = ["DejaVu Sans", "Liberation Sans", "Liberation Serif", "DejaVu Serif"]
@@ -109,6 +111,9 @@ def to_dot(spec: dict[str, Any]) -> str:
         attrs = {"label": _q(nd["drawn"])}
         styles = []
         shape = nd["shape"]
+        if shape == "operator":  # a small circle holding the operator glyph, e.g. "+" drawn as a circled plus
+            attrs.update(shape="circle", fixedsize="true", width="0.34", fontsize="18", margin="0")
+            return f"  {nd['id']} [" + ", ".join(f"{k}={v}" for k, v in attrs.items()) + "];"
         if shape == "rounded":
             shape = "box"
             styles.append("rounded")
@@ -168,6 +173,71 @@ def truth_graph(spec: dict[str, Any], item_id: str, layout: dict[str, Any] | Non
     return DiagramGraph.from_dict({"id": item_id, "nodes": nodes, "edges": edges})
 
 
+def _text_box(ops: list[dict[str, Any]]) -> BBox | None:
+    """Extent (points, y up) of the text ops of one xdot ``_ldraw_`` list: every ``T`` line,
+    horizontally from its width and alignment, vertically from its baseline and the font size
+    of the preceding ``F`` op (ascent 0.8 x size, descent 0.22 x size)."""
+    size = 14.0
+    out: list[BBox] = []
+    for op in ops:
+        if op.get("op") == "F":
+            size = float(op["size"])
+        elif op.get("op") == "T" and str(op.get("text", "")).strip():
+            x, y = (float(v) for v in op["pt"])
+            w = float(op["width"])
+            x0 = {"l": x, "r": x - w}.get(op.get("align", "c"), x - w / 2)
+            out.append((x0, y - 0.22 * size, x0 + w, y + 0.8 * size))
+    if not out:
+        return None
+    return (min(b[0] for b in out), min(b[1] for b in out), max(b[2] for b in out), max(b[3] for b in out))
+
+
+def layout_elements(layout: dict[str, Any], spec: dict[str, Any]) -> list[tuple[str, BBox]]:
+    """The drawn elements of a ``dot -Tjson`` layout as ``(class, pixel bbox)`` (see
+    :attr:`SynthDiagram.elements`): node shapes and operator circles from ``pos``/``width``/
+    ``height``, clusters from ``bb``, arrowheads from the ``_hdraw_``/``_tdraw_`` polygons,
+    text from the ``_ldraw_`` text ops (node labels, edge labels, cluster labels)."""
+    s = spec["dpi"] / 72.0
+    top = float(layout["bb"].split(",")[3])
+    pad = 0.3 * 72.0
+
+    def px(x0: float, y0: float, x1: float, y1: float) -> BBox:
+        return (
+            round((x0 + pad) * s, 1),
+            round((top - y1 + pad) * s, 1),
+            round((x1 + pad) * s, 1),
+            round((top - y0 + pad) * s, 1),
+        )
+
+    shapes = {nd["id"]: nd["shape"] for nd in spec["nodes"]}
+    out: list[tuple[str, BBox]] = []
+    for obj in layout.get("objects", []):
+        name = obj.get("name", "")
+        if name.startswith("cluster"):
+            x0, y0, x1, y1 = (float(v) for v in obj["bb"].split(","))
+            out.append(("group", px(x0, y0, x1, y1)))
+        elif "pos" in obj:
+            x, y = (float(v) for v in obj["pos"].split(","))
+            w, h = float(obj["width"]) * 72, float(obj["height"]) * 72
+            cls = "operator" if shapes.get(name) == "operator" else "node"
+            out.append((cls, px(x - w / 2, y - h / 2, x + w / 2, y + h / 2)))
+            if cls == "operator":
+                continue  # the glyph is part of the operator, not a text label
+        tb = _text_box(obj.get("_ldraw_", []))
+        if tb is not None:
+            out.append(("text", px(*tb)))
+    for edge in layout.get("edges", []):
+        for key in ("_hdraw_", "_tdraw_"):
+            pts = [p for op in edge.get(key, []) if op.get("op") in ("P", "p", "L") for p in op["points"]]
+            if pts:
+                xs, ys = [float(p[0]) for p in pts], [float(p[1]) for p in pts]
+                out.append(("arrowhead", px(min(xs), min(ys), max(xs), max(ys))))
+        tb = _text_box(edge.get("_ldraw_", []))
+        if tb is not None:
+            out.append(("text", px(*tb)))
+    return out
+
+
 def render(spec: dict[str, Any], item_id: str = "gv", max_side: int = 2000) -> SynthDiagram:
     """Render ``spec`` with ``dot``; returns the PNG as RGB and the exact ground truth.
     The dpi is lowered (not below 60) when the render would exceed ``max_side`` px."""
@@ -189,6 +259,7 @@ def render(spec: dict[str, Any], item_id: str = "gv", max_side: int = 2000) -> S
         "graphviz",
         {k: v for k, v in spec.items() if k not in ("nodes", "edges", "clusters")}
         | {"clusters": len(spec["clusters"])},
+        layout_elements(layout, spec),
     )
 
 

@@ -87,7 +87,8 @@ def _arrowhead(
     style: str,
     color: tuple[int, int, int],
     width: int,
-) -> None:
+) -> Box:
+    """Draw the head at ``tip`` pointing away from ``frm``; returns its pixel extent."""
     ang = math.atan2(tip[1] - frm[1], tip[0] - frm[0])
     left = (tip[0] - size * math.cos(ang - 0.4), tip[1] - size * math.sin(ang - 0.4))
     right = (tip[0] - size * math.cos(ang + 0.4), tip[1] - size * math.sin(ang + 0.4))
@@ -97,6 +98,9 @@ def _arrowhead(
         draw.polygon([tip, left, right], outline=color, fill=(255, 255, 255), width=max(1, width))
     else:  # chevron
         draw.line([left, tip, right], fill=color, width=max(2, width))
+    half = max(1, width) / 2.0
+    xs, ys = [tip[0], left[0], right[0]], [tip[1], left[1], right[1]]
+    return (min(xs) - half, min(ys) - half, max(xs) + half, max(ys) + half)
 
 
 def _polyline(
@@ -255,8 +259,11 @@ def render(spec: dict[str, Any], item_id: str = "pil") -> SynthDiagram:
         new.paste(img, (0, 0))
         img, W, H = new, W2, H2
         draw = ImageDraw.Draw(img)
+    elements: list[tuple[str, Box]] = []
     for v in range(n):
         b = boxes[v]
+        if shapes[v] != "text":
+            elements.append(("node", b))
         fill = rng.choice(FILLS) if rng.random() < spec["fill_p"] else (255, 255, 255)
         if shapes[v] == "rect":
             draw.rectangle(b, outline=(40, 40, 40), fill=fill, width=ow)
@@ -265,6 +272,8 @@ def render(spec: dict[str, Any], item_id: str = "pil") -> SynthDiagram:
         elif shapes[v] == "ellipse":
             draw.ellipse(b, outline=(40, 40, 40), fill=fill, width=ow)
         draw.multiline_text(center(v), drawn[v], font=font, fill=(0, 0, 0), anchor="mm", align="center", spacing=4)
+        tb = draw.multiline_textbbox(center(v), drawn[v], font=font, anchor="mm", align="center", spacing=4)
+        elements.append(("text", tuple(float(c) for c in tb)))  # type: ignore[arg-type]
     for e in kept_edges:
         pts = e["pts"]
         tip, frm = pts[-1], pts[-2]
@@ -272,7 +281,7 @@ def render(spec: dict[str, Any], item_id: str = "pil") -> SynthDiagram:
         base = (tip[0] - (tip[0] - frm[0]) / L * head_px * 0.8, tip[1] - (tip[1] - frm[1]) / L * head_px * 0.8)
         line_pts = pts[:-1] + [base if spec["head"] == "filled" else tip]
         _polyline(draw, line_pts, color, ow, bool(e.get("dashed")))
-        _arrowhead(draw, tip, frm, head_px, spec["head"], color, ow)
+        elements.append(("arrowhead", _arrowhead(draw, tip, frm, head_px, spec["head"], color, ow)))
         if e.get("label"):
             i = len(pts) // 2
             p, q = pts[i - 1], pts[i]
@@ -280,6 +289,8 @@ def render(spec: dict[str, Any], item_id: str = "pil") -> SynthDiagram:
             horizontal = abs(q[0] - p[0]) >= abs(q[1] - p[1])
             at = (mx, my - 6) if horizontal else (mx + 8, my)
             draw.text(at, e["label"], font=small, fill=(60, 60, 60), anchor="md" if horizontal else "lm")
+            tb = draw.textbbox(at, e["label"], font=small, anchor="md" if horizontal else "lm")
+            elements.append(("text", tuple(float(c) for c in tb)))  # type: ignore[arg-type]
     nodes = [
         {"id": f"n{v}", "label": truth[v], "kind": shapes[v], "bbox": [round(c, 1) for c in boxes[v]]} for v in range(n)
     ]
@@ -292,7 +303,7 @@ def render(spec: dict[str, Any], item_id: str = "pil") -> SynthDiagram:
     nodes = [nd for nd in nodes if nd["kind"] != "text" or nd["id"] in used]
     g = DiagramGraph.from_dict({"id": item_id, "nodes": nodes, "edges": gedges})
     meta = {k: spec[k] for k in ("n", "topology", "rankdir", "shape", "fontsize", "head", "route")}
-    return SynthDiagram(np.asarray(img), g, "pillow", meta)
+    return SynthDiagram(np.asarray(img), g, "pillow", meta, elements)
 
 
 def generate(seed: int, n: int | None = None, **force: Any) -> SynthDiagram:

@@ -1,0 +1,16 @@
+"""A learned diagram-element detector (ultralytics YOLO) trained on rendered diagrams.
+
+* :mod:`sciflow.detector.augment`: image augmentations that keep boxes exact.
+* :mod:`sciflow.detector.dataset`: renders diagrams and writes an ultralytics dataset.
+* :mod:`sciflow.detector.train`: seeded, resumable training; ONNX export; metadata for the card.
+
+The trained weights ship in ``sciflow/models/`` and are read by the Layout Detector agent
+(:mod:`sciflow.agents.layout`) through onnxruntime, so parsing never needs ultralytics.
+"""
+
+from __future__ import annotations
+
+#: detector classes, in label-index order (the shipped weights use exactly these)
+CLASSES: tuple[str, ...] = ("node", "arrowhead", "text", "group", "operator")
+
+__all__ = ["CLASSES"]

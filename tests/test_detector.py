@@ -1,0 +1,226 @@
+"""The diagram-element detector: dataset boxes, augmentations, ONNX post-processing, and a
+tiny model trained, exported and loaded through both Layout Detector backends."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import random
+
+import numpy as np
+import pytest
+
+from sciflow.agents import layout
+from sciflow.detector import CLASSES
+from sciflow.detector.augment import background_panels, blur, colour_shift, jpeg, noise, rescale
+from sciflow.detector.dataset import clip_boxes, crop_window, render_item, write_dataset, yolo_lines
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("YOLO_OFFLINE", "1")
+
+
+def ink(image: np.ndarray) -> np.ndarray:
+    """Drawn strokes and glyphs: darker than every pastel fill the renderers use (min >= 204)."""
+    return image.min(axis=2) < 190
+
+
+def _band(mask: np.ndarray, x0: int, y0: int, x1: int, y1: int) -> bool:
+    h, w = mask.shape
+    x0, y0, x1, y1 = max(0, x0), max(0, y0), min(w, x1), min(h, y1)
+    return x1 > x0 and y1 > y0 and bool(mask[y0:y1, x0:x1].any())
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_every_label_box_lies_on_its_drawn_element(seed):
+    item = render_item(seed, max_side=4000, augmented=False)  # native resolution: thin grey outlines stay ink
+    assert item.boxes, "a render without elements"
+    m = ink(item.image)
+    t = 3  # px tolerance: anti-aliasing and outline width
+    for cls, (x0f, y0f, x1f, y1f) in item.boxes:
+        x0, y0, x1, y1 = int(x0f), int(y0f), int(np.ceil(x1f)), int(np.ceil(y1f))
+        assert _band(m, x0, y0, x1, y1), f"{cls} box {(x0, y0, x1, y1)} holds no ink"
+        if cls in ("node", "group", "operator"):
+            # the outline touches all four sides of the box (ellipses and diamonds at their extremes)
+            assert _band(m, x0 - t, y0, x0 + t, y1), f"{cls} left side"
+            assert _band(m, x1 - t, y0, x1 + t, y1), f"{cls} right side"
+            assert _band(m, x0, y0 - t, x1, y0 + t), f"{cls} top side"
+            assert _band(m, x0, y1 - t, x1, y1 + t), f"{cls} bottom side"
+        elif cls == "text":
+            # glyphs start and end at the box's left and right edges
+            assert _band(m, x0 - t, y0, x0 + t + 2, y1), "text left edge"
+            assert _band(m, x1 - t - 2, y0, x1 + t, y1), "text right edge"
+        elif cls == "arrowhead":
+            assert m[y0:y1, x0:x1].mean() > 0.05, "arrowhead box mostly blank"
+
+
+def test_both_styles_and_operators_are_rendered():
+    styles = {render_item(s, augmented=False).style for s in range(12)}
+    assert styles == {"graphviz", "pillow"}
+    classes = {c for s in range(40) for c, _ in render_item(s, augmented=False).boxes}
+    assert {"node", "arrowhead", "text", "operator", "group"} <= classes
+
+
+def test_yolo_lines_are_normalised_centre_size():
+    lines = yolo_lines([("arrowhead", (10.0, 20.0, 30.0, 60.0))], width=100, height=200)
+    assert lines == ["1 0.200000 0.200000 0.200000 0.200000"]
+
+
+def test_clip_and_crop_keep_boxes_exact():
+    boxes = [("node", (-5.0, 10.0, 50.0, 40.0)), ("text", (98.0, 0.0, 120.0, 1.0))]
+    assert clip_boxes(boxes, 100, 100) == [("node", (0.0, 10.0, 50.0, 40.0))]
+    img = np.zeros((100, 200, 3), np.uint8)
+    out, kept = crop_window(img, [("node", (90.0, 10.0, 130.0, 30.0)), ("text", (10.0, 10.0, 60.0, 20.0))],
+                            (100, 0, 200, 100))
+    assert out.shape == (100, 100, 3)
+    assert kept == [("node", (0.0, 10.0, 30.0, 30.0))]  # 75% visible: kept, clipped; the text is outside
+
+
+def test_augmentations_keep_or_scale_boxes():
+    item = render_item(3, augmented=False)
+    rng = random.Random(0)
+    for fn in (jpeg, blur, noise, colour_shift, background_panels):
+        img, boxes = fn(item.image, item.boxes, rng)
+        assert img.shape == item.image.shape and img.dtype == np.uint8
+        assert boxes == item.boxes
+    img, boxes = rescale(item.image, item.boxes, 0.5)
+    assert abs(img.shape[1] - item.image.shape[1] / 2) <= 1
+    b0, b1 = item.boxes[0][1], boxes[0][1]
+    assert b1[2] == pytest.approx(b0[2] * img.shape[1] / item.image.shape[1])
+
+
+def test_panels_tint_only_the_page():
+    item = render_item(5, augmented=False)
+    img, _ = background_panels(item.image, item.boxes, random.Random(1))
+    changed = np.any(img != item.image, axis=2)
+    assert changed.any()
+    assert np.all(item.image[changed] >= 245)  # only near-white page pixels were tinted
+
+
+def test_write_dataset_layout_and_determinism(tmp_path):
+    s1 = write_dataset(tmp_path / "a", 6, seed=3, val_fraction=0.34)
+    s2 = write_dataset(tmp_path / "b", 6, seed=3, val_fraction=0.34)
+    assert s1 == s2
+    assert s1["images"] == {"val": 2, "train": 4}
+    data = (tmp_path / "a" / "data.yaml").read_text()
+    assert "train: images/train" in data and "4: operator" in data
+    counted = {c: 0 for c in CLASSES}
+    for split in ("train", "val"):
+        for lab in sorted((tmp_path / "a" / "labels" / split).glob("*.txt")):
+            assert lab.read_text() == (tmp_path / "b" / "labels" / split / lab.name).read_text()
+            imgs = list((tmp_path / "a" / "images" / split).glob(lab.stem + ".*"))
+            assert len(imgs) == 1
+            for line in lab.read_text().strip().splitlines():
+                c, *xywh = line.split()
+                counted[CLASSES[int(c)]] += 1
+                assert all(0.0 <= float(v) <= 1.0 for v in xywh)
+    total = {c: s1["boxes"]["train"][c] + s1["boxes"]["val"][c] for c in CLASSES}
+    assert counted == total
+    assert json.loads((tmp_path / "a" / "dataset.json").read_text()) == s1
+
+
+def test_write_dataset_rejects_too_few(tmp_path):
+    with pytest.raises(ValueError, match="at least 2"):
+        write_dataset(tmp_path, 1)
+
+
+# --- ONNX post-processing -------------------------------------------------------------
+
+
+def test_tiles_cover_long_images_with_overlap():
+    assert layout.tiles(800, 600, 2.2, 1.6, 0.25) == [(0, 0, 800, 600)]
+    ts = layout.tiles(3000, 300, 2.2, 1.6, 0.25)
+    assert all(t[1] == 0 and t[3] == 300 and t[2] - t[0] == 480 for t in ts)
+    assert ts[0][0] == 0 and ts[-1][2] == 3000
+    assert all(b[0] < a[2] - 100 for a, b in zip(ts, ts[1:], strict=False))  # consecutive tiles overlap
+    tall = layout.tiles(200, 1000, 2.2, 1.6, 0.25)
+    assert tall[0] == (0, 0, 200, 320) and tall[-1][3] == 1000
+
+
+def test_nms_keeps_best_of_overlapping_boxes():
+    boxes = np.array([[0, 0, 10, 10], [1, 1, 11, 11], [50, 50, 60, 60]], float)
+    assert layout.nms(boxes, np.array([0.5, 0.9, 0.7]), 0.5) == [1, 2]
+    assert layout.nms(boxes, np.array([0.9, 0.9, 0.7]), 0.5) == [0, 2]  # ties: lower index first
+
+
+def test_decode_maps_letterboxed_boxes_back():
+    # one anchor of class 1 (score 0.9) centred at (40, 30) size 20x10 on a canvas scaled 0.5, padded (0, 10)
+    out = np.zeros((1, 4 + 3, 2), np.float32)
+    out[0, :4, 0] = [40, 30, 20, 10]
+    out[0, 4 + 1, 0] = 0.9
+    out[0, 4 + 0, 1] = 0.1  # below conf
+    b, s, c = layout.decode(out, conf=0.3, iou=0.6, scale=0.5, pad=(0.0, 10.0))
+    assert c.tolist() == [1] and s.tolist() == pytest.approx([0.9])
+    assert b[0].tolist() == pytest.approx([60.0, 30.0, 100.0, 50.0])
+
+
+def test_letterbox_scale_and_padding():
+    canvas, scale, pad = layout.letterbox(np.zeros((100, 400, 3), np.uint8), 200)
+    assert canvas.shape == (200, 200, 3) and scale == 0.5 and pad == (0.0, 75.0)
+    assert canvas[0, 0].tolist() == [114, 114, 114] and canvas[100, 100].tolist() == [0, 0, 0]
+
+
+def test_onnx_backend_missing_weights_is_clear(tmp_path):
+    with pytest.raises(RuntimeError, match="does not exist"):
+        layout.BACKENDS.create("yolo_onnx", {"weights": str(tmp_path / "none.onnx")})
+
+
+# --- a tiny model, trained for real ---------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def tiny_run(tmp_path_factory):
+    if importlib.util.find_spec("ultralytics") is None:
+        pytest.skip("ultralytics (the `detector` extra) is not installed")
+    from sciflow.detector.train import TrainConfig, train
+
+    root = tmp_path_factory.mktemp("det")
+    write_dataset(root / "data", 4, seed=11, val_fraction=0.5, max_side=320)
+    config = TrainConfig(data=str(root / "data"), epochs=1, imgsz=128, width=0.0625, batch=2, seed=0)
+    meta = train(config, root / "run")
+    return root / "run", meta
+
+
+def test_tiny_training_records_config_and_exports(tiny_run):
+    run, meta = tiny_run
+    record = json.loads((run / "train_config.json").read_text())
+    assert record["config"]["seed"] == 0 and record["config"]["width"] == 0.0625
+    assert record["dataset"]["n"] == 4 and "ultralytics" in record["versions"]
+    assert (run / "model.yaml").is_file() and (run / "weights" / "last.pt").is_file()
+    assert meta["classes"] == list(CLASSES) and meta["imgsz"] == 128
+    assert meta["epochs_completed"] == 1
+    from sciflow.hashing import file_sha256
+
+    assert meta["onnx_sha256"] == file_sha256(run / "layout-detector.onnx")
+    assert 0.0 <= meta["validation"]["mAP50"] <= 1.0
+
+
+def test_tiny_model_runs_in_both_layout_backends(tiny_run):
+    from sciflow.config import load_config
+    from sciflow.pipeline import Parser
+
+    run, meta = tiny_run
+    item = render_item(2, augmented=False)
+    onnx = layout.BACKENDS.create("yolo_onnx", {"weights": str(run / "layout-detector.onnx"), "conf": 0.0})
+    boxes = onnx.detect(item.image)
+    assert boxes == onnx.detect(item.image)  # deterministic
+    h, w = item.image.shape[:2]
+    assert all(0 <= b.bbox[0] <= b.bbox[2] <= w and 0 <= b.bbox[1] <= b.bbox[3] <= h for b in boxes)
+    assert {b.cls for b in boxes} <= set(CLASSES)
+    assert onnx.fingerprint()["sha256"] == meta["onnx_sha256"][:16]
+    ultra = layout.BACKENDS.create("ultralytics", {"weights": str(run / "weights" / "best.pt"), "conf": 0.0})
+    assert all(b.cls in CLASSES for b in ultra.detect(item.image))
+    table = {"backend": "yolo_onnx", "yolo_onnx": {"weights": str(run / "layout-detector.onnx")}}
+    cfg = load_config(overrides={"parser": {"layout": table}})
+    p = Parser(cfg)
+    assert p.backends["layout"] == "yolo_onnx"
+    assert p.fingerprint()["models"]["layout"]["sha256"] == meta["onnx_sha256"][:16]
+
+
+def test_mismatched_metadata_is_refused(tiny_run, tmp_path):
+    run, _ = tiny_run
+    (tmp_path / "m.onnx").write_bytes((run / "layout-detector.onnx").read_bytes())
+    meta = json.loads((run / "layout-detector.json").read_text())
+    (tmp_path / "m.json").write_text(json.dumps(dict(meta, onnx_sha256="0" * 64)))
+    with pytest.raises(RuntimeError, match="mismatched"):
+        layout.BACKENDS.create("yolo_onnx", {"weights": str(tmp_path / "m.onnx")})
