@@ -37,8 +37,33 @@ Backends (``[parser.shape_hunter] backend``), registered in :data:`BACKENDS`:
      accepted when ink covers at least 75 % of the circumference; ink on both the horizontal
      and vertical diameters gives ``⊕``, on both diagonals ``⊗``.
 
-* ``sam``: Segment Anything automatic masks (optional; needs ``segment_anything`` and a
-  configured checkpoint); each mask becomes a ``region`` shape, then steps 6-7 as above.
+* ``sam``: Segment Anything masks (optional; needs ``segment_anything`` and a ``checkpoint``,
+  a segment-anything ``.pth`` state dict; ``[parser.shape_hunter.sam]``, every key checked):
+
+  1. Model: ``model_type`` ``vit_h``/``vit_l``/``vit_b`` is built by segment-anything's
+     ``sam_model_registry``; ``custom`` is built from ``segment_anything.modeling`` with the
+     architecture of ``[parser.shape_hunter.sam.custom]`` (encoder width, depth, heads,
+     global-attention blocks, window, image and patch size, prompt width, decoder sizes;
+     defaults are vit_b's), e.g. a small distilled or test model. The state dict is loaded
+     strictly (``weights_only``, onto the CPU, then the runtime ``device``, default CPU, which
+     :class:`~sciflow.pipeline.Parser` passes outside the hashed config); a checkpoint of another
+     architecture is an error naming the mismatched parameters. The fingerprint holds the
+     checkpoint's SHA-256 (and the custom architecture).
+  2. Text prompts (``text_prompts``; the text spotter runs first): each text label (a
+     multi-line label's box, or an OCR line in no multi-line label) prompts SAM with a
+     foreground point at its centre (plus a box padded by ``prompt_box_pad`` label heights
+     when that is > 0). Of the three masks, those scored at least ``prompt_min_score`` that
+     hold the label box (2-px margin) and make a valid shape (step 4) are candidates; the
+     smallest is the label's shape.
+  3. Automatic masks (``automatic``): ``SamAutomaticMaskGenerator`` with ``points_per_side``,
+     ``points_per_batch``, ``pred_iou_thresh``, ``stability_score_thresh``, ``box_nms_thresh``.
+  4. Mask -> shape (:func:`mask_to_shape`): the largest component, holes filled; dropped when
+     under ``min_area`` px, touching the image border (background) or text (more than
+     ``text_overlap`` of its bbox in one text box while under 1.5 box heights); the kind by the
+     contour rules of step 5 (on the mask upsampled 4x, pixel count as area); confidence is
+     the kind's times SAM's predicted IoU.
+  5. Prompted shapes first, then automatic ones; a shape whose bbox has IoU above
+     ``dedupe_iou`` with a kept one is dropped. Then steps 6-7 as above.
 """
 
 from __future__ import annotations
@@ -571,71 +596,422 @@ def find_operators(image: np.ndarray, text_height: float, params: Mapping[str, A
     return out
 
 
+# ------------------------------------------------------------------ SAM backend
+
+#: The SAM architecture parameters of ``[parser.shape_hunter.sam.custom]`` (their defaults equal
+#: segment-anything's ``vit_b``), used when ``model_type = "custom"``.
+SAM_ARCH_KEYS = (
+    "image_size",
+    "patch_size",
+    "encoder_embed_dim",
+    "encoder_depth",
+    "encoder_num_heads",
+    "encoder_global_attn_indexes",
+    "encoder_window_size",
+    "encoder_mlp_ratio",
+    "prompt_embed_dim",
+    "mask_in_chans",
+    "decoder_depth",
+    "decoder_mlp_dim",
+    "decoder_num_heads",
+    "iou_head_depth",
+    "iou_head_hidden_dim",
+)
+#: Runtime settings the :class:`~sciflow.pipeline.Parser` puts into the backend table, outside
+#: the hashed configuration: ``device`` (a torch device string, see :mod:`sciflow.device`).
+SAM_RUNTIME_KEYS = ("device",)
+#: ``model_type`` values besides ``custom``: segment-anything's ``sam_model_registry`` builders.
+SAM_REGISTRY_TYPES = ("vit_h", "vit_l", "vit_b")
+
+
+def _sam_defaults() -> dict[str, Any]:
+    """The ``[parser.shape_hunter.sam]`` table of the pinned default config (the one place
+    the backend's keys and defaults are written down)."""
+    from ..config import default_data  # noqa: PLC0415  (sciflow.config never imports the agents)
+
+    return dict(default_data()["parser"]["shape_hunter"]["sam"])
+
+
+def _agent_scalar_keys() -> set[str]:
+    """Scalar keys of ``[parser.shape_hunter]``: :class:`BackendAgent` passes them to every backend."""
+    from ..config import default_data  # noqa: PLC0415
+
+    table = default_data()["parser"]["shape_hunter"]
+    return {k for k, v in table.items() if not isinstance(v, Mapping)}
+
+
+def check_sam_arch(arch: Mapping[str, Any]) -> dict[str, Any]:
+    """Validate a custom SAM architecture table; returns it with typed values.
+    Raises :class:`~sciflow.config.ConfigError` on an unknown key or an inconsistent shape."""
+    from ..config import ConfigError  # noqa: PLC0415
+
+    unknown = sorted(set(arch) - set(SAM_ARCH_KEYS))
+    if unknown:
+        raise ConfigError(
+            f"[parser.shape_hunter.sam.custom]: unknown key(s) {', '.join(unknown)}; known: {', '.join(SAM_ARCH_KEYS)}"
+        )
+    missing = [k for k in SAM_ARCH_KEYS if k not in arch]
+    if missing:
+        raise ConfigError(f"[parser.shape_hunter.sam.custom]: missing key(s) {', '.join(missing)}")
+    non_int = ("encoder_global_attn_indexes", "encoder_mlp_ratio")
+    a: dict[str, Any] = {k: int(arch[k]) for k in SAM_ARCH_KEYS if k not in non_int}
+    a["encoder_mlp_ratio"] = float(arch["encoder_mlp_ratio"])
+    a["encoder_global_attn_indexes"] = [int(i) for i in arch["encoder_global_attn_indexes"]]
+    problems = []
+    if any(v <= 0 for k, v in a.items() if isinstance(v, int) and k != "encoder_window_size"):
+        problems.append("sizes must be positive (encoder_window_size may be 0: global attention everywhere)")
+    if a["encoder_window_size"] < 0 or a["encoder_mlp_ratio"] <= 0:
+        problems.append("encoder_window_size must be >= 0 and encoder_mlp_ratio > 0")
+    if a["image_size"] <= 0 or a["patch_size"] <= 0 or a["image_size"] % a["patch_size"]:
+        problems.append("image_size must be a positive multiple of patch_size")
+    if a["encoder_embed_dim"] <= 0 or a["encoder_num_heads"] <= 0 or a["encoder_embed_dim"] % a["encoder_num_heads"]:
+        problems.append("encoder_embed_dim must be a multiple of encoder_num_heads")
+    if a["encoder_depth"] <= 0 or any(not 0 <= i < a["encoder_depth"] for i in a["encoder_global_attn_indexes"]):
+        problems.append("encoder_global_attn_indexes must lie in [0, encoder_depth)")
+    # the mask decoder upsamples to prompt_embed_dim // 8 channels; its cross-attention works
+    # at half width, split over decoder_num_heads heads
+    if a["prompt_embed_dim"] <= 0 or a["prompt_embed_dim"] % 8:
+        problems.append("prompt_embed_dim must be a positive multiple of 8")
+    if a["decoder_num_heads"] <= 0 or (a["prompt_embed_dim"] // 2) % a["decoder_num_heads"]:
+        problems.append("prompt_embed_dim / 2 must be a multiple of decoder_num_heads")
+    if min(a["decoder_depth"], a["decoder_mlp_dim"], a["mask_in_chans"], a["iou_head_depth"]) <= 0:
+        problems.append("decoder_depth, decoder_mlp_dim, mask_in_chans and iou_head_depth must be positive")
+    if problems:
+        raise ConfigError("[parser.shape_hunter.sam.custom]: " + "; ".join(problems))
+    return a
+
+
+def build_sam(model_type: str, arch: Mapping[str, Any] | None = None) -> Any:
+    """An untrained ``segment_anything.modeling.Sam`` in eval mode: ``vit_h``/``vit_l``/``vit_b``
+    from segment-anything's ``sam_model_registry``, or ``custom`` from ``arch`` (the keys of
+    :data:`SAM_ARCH_KEYS`) with the same classes and fixed choices as segment-anything's own
+    builder (LayerNorm eps 1e-6, relative positions, three multimask outputs, the ImageNet pixel
+    mean and std)."""
+    from functools import partial  # noqa: PLC0415
+
+    try:
+        import torch  # noqa: PLC0415
+        from segment_anything import sam_model_registry  # noqa: PLC0415
+        from segment_anything.modeling import (  # noqa: PLC0415
+            ImageEncoderViT,
+            MaskDecoder,
+            PromptEncoder,
+            Sam,
+            TwoWayTransformer,
+        )
+    except ImportError as exc:
+        raise RuntimeError("shape_hunter backend 'sam' needs `pip install segment-anything`") from exc
+    if model_type in SAM_REGISTRY_TYPES:
+        return sam_model_registry[model_type](checkpoint=None).eval()
+    if model_type != "custom":
+        raise RuntimeError(
+            f"shape_hunter backend 'sam': unknown model_type {model_type!r}; "
+            f"use one of {', '.join(SAM_REGISTRY_TYPES)} or 'custom' (with [parser.shape_hunter.sam.custom])"
+        )
+    a = check_sam_arch(arch or {})
+    grid = a["image_size"] // a["patch_size"]
+    sam = Sam(
+        image_encoder=ImageEncoderViT(
+            depth=a["encoder_depth"],
+            embed_dim=a["encoder_embed_dim"],
+            img_size=a["image_size"],
+            mlp_ratio=a["encoder_mlp_ratio"],
+            norm_layer=partial(torch.nn.LayerNorm, eps=1e-6),
+            num_heads=a["encoder_num_heads"],
+            patch_size=a["patch_size"],
+            qkv_bias=True,
+            use_rel_pos=True,
+            global_attn_indexes=tuple(a["encoder_global_attn_indexes"]),
+            window_size=a["encoder_window_size"],
+            out_chans=a["prompt_embed_dim"],
+        ),
+        prompt_encoder=PromptEncoder(
+            embed_dim=a["prompt_embed_dim"],
+            image_embedding_size=(grid, grid),
+            input_image_size=(a["image_size"], a["image_size"]),
+            mask_in_chans=a["mask_in_chans"],
+        ),
+        mask_decoder=MaskDecoder(
+            num_multimask_outputs=3,
+            transformer=TwoWayTransformer(
+                depth=a["decoder_depth"],
+                embedding_dim=a["prompt_embed_dim"],
+                mlp_dim=a["decoder_mlp_dim"],
+                num_heads=a["decoder_num_heads"],
+            ),
+            transformer_dim=a["prompt_embed_dim"],
+            iou_head_depth=a["iou_head_depth"],
+            iou_head_hidden_dim=a["iou_head_hidden_dim"],
+        ),
+        pixel_mean=[123.675, 116.28, 103.53],
+        pixel_std=[58.395, 57.12, 57.375],
+    )
+    return sam.eval()
+
+
+def load_sam(
+    checkpoint: str | Path, model_type: str, arch: Mapping[str, Any] | None = None, device: str = "cpu"
+) -> Any:
+    """:func:`build_sam`, then the checkpoint's state dict (a segment-anything ``.pth``: a plain
+    ``state_dict``, read with ``weights_only=True`` onto the CPU) loaded strictly: a checkpoint of
+    another architecture is an error naming the mismatched parameters."""
+    import torch  # noqa: PLC0415
+
+    sam = build_sam(model_type, arch)
+    try:
+        state = torch.load(str(checkpoint), map_location="cpu", weights_only=True)
+    except Exception as exc:  # noqa: BLE001  (pickle, zip and torch errors alike)
+        raise RuntimeError(f"shape_hunter backend 'sam': cannot read checkpoint {checkpoint}: {exc}") from exc
+    if not isinstance(state, Mapping):
+        raise RuntimeError(f"shape_hunter backend 'sam': checkpoint {checkpoint} is not a state dict")
+    own = sam.state_dict()
+    missing = sorted(set(own) - set(state))
+    unexpected = sorted(set(state) - set(own))
+    resized = sorted(k for k in set(own) & set(state) if tuple(own[k].shape) != tuple(state[k].shape))
+    if missing or unexpected or resized:
+        parts = [
+            f"{what} {len(keys)} ({', '.join(keys[:3])}{', ...' if len(keys) > 3 else ''})"
+            for what, keys in (("missing", missing), ("unexpected", unexpected), ("other shape", resized))
+            if keys
+        ]
+        raise RuntimeError(
+            f"shape_hunter backend 'sam': checkpoint {checkpoint} does not match model_type {model_type!r}: "
+            + "; ".join(parts)
+        )
+    sam.load_state_dict(state, strict=True)
+    return sam.to(device)
+
+
+def label_boxes(text_boxes: list[TextBox]) -> list[TextBox]:
+    """The text labels among the boxes :class:`ShapeHunter` hands its backend: every multi-line
+    label (id < 0) and every OCR line that lies in none of them (a one-line label)."""
+    multi = [t for t in text_boxes if t.id < 0]
+    lines = [t for t in text_boxes if t.id >= 0 and not any(_inside_frac(t.bbox, m.bbox) > 0.9 for m in multi)]
+    return sorted(multi + lines, key=lambda t: (t.bbox[1], t.bbox[0], t.id))
+
+
+def mask_to_shape(
+    mask: np.ndarray,
+    image: np.ndarray,
+    *,
+    min_area: float,
+    score: float = 1.0,
+    text_boxes: list[TextBox] | None = None,
+    text_overlap: float = 0.6,
+    shape_id: int = 0,
+) -> Shape | None:
+    """One SAM mask (H x W, bool or 0/1, the image's size) as a :class:`Shape`, or None.
+
+    The mask's largest 8-connected component with its holes filled (a label's glyphs cut holes)
+    is the shape. None when it has fewer than ``min_area`` px, when it touches the image border
+    (background, as in the opencv backend; this drops a mask of the whole image) or when it is
+    text (more than ``text_overlap`` of its bbox inside one text box while under 1.5 box heights
+    tall). The kind comes from the contour rules of the opencv backend (:func:`_classify`),
+    applied to the contour traced on the mask upsampled 4x, with the pixel count as the area, so
+    that pixel-exact rectangles are ``rect`` and small ellipses still fit their ellipse.
+    ``bbox`` is ``(x0, y0, x1 + 1, y1 + 1)`` of the component's pixels; ``fill`` the median RGB
+    of the mask's own pixels; ``confidence`` the kind's confidence times ``score`` (clipped to
+    [0, 1])."""
+    h, w = image.shape[:2]
+    m = np.asarray(mask).astype(bool)
+    if m.shape != (h, w):
+        raise ValueError(f"mask shape {m.shape} differs from the image's {(h, w)}")
+    if m.sum() < min_area:
+        return None
+    n, labels, stats, _ = cv2.connectedComponentsWithStats(m.astype(np.uint8), connectivity=8)
+    if n <= 1:
+        return None
+    k = 1 + int(np.argmax(stats[1:, cv2.CC_STAT_AREA]))
+    x, y, bw, bh = (int(v) for v in stats[k, :4])
+    if x == 0 or y == 0 or x + bw >= w or y + bh >= h:
+        return None
+    comp = (labels[y : y + bh, x : x + bw] == k).astype(np.uint8)
+    solid = _fill_holes(comp)
+    area = float(solid.sum())
+    if area < min_area:
+        return None
+    box: BBox = (float(x), float(y), float(x + bw), float(y + bh))
+    for t in text_boxes or ():
+        if _inside_frac(box, t.bbox) > text_overlap and bh < 1.5 * max(t.height, 1.0):
+            return None
+    up = 4
+    big = cv2.resize(np.pad(solid, 1), None, fx=up, fy=up, interpolation=cv2.INTER_NEAREST)
+    cnts, _ = cv2.findContours(big, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_NONE)
+    kind, conf = _classify(max(cnts, key=cv2.contourArea), area * up * up, False)
+    # the outline at the original scale, in image pixel coordinates (as the opencv backend)
+    cnts, _ = cv2.findContours(solid, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_NONE)
+    cnt = max(cnts, key=cv2.contourArea) + np.array([[[x, y]]])
+    poly = cv2.approxPolyDP(cnt, 1.0, True).reshape(-1, 2)
+    own = comp.astype(bool) & m[y : y + bh, x : x + bw]
+    color = tuple(int(v) for v in np.median(image[y : y + bh, x : x + bw][own], axis=0))
+    conf = float(np.clip(conf * score, 0.0, 1.0))
+    return Shape(shape_id, kind, box, tuple((float(a), float(b)) for a, b in poly), color, conf, area)  # type: ignore[arg-type]
+
+
 @BACKENDS.register("sam")
 class SAMShapes(ShapeBackend):
-    """Segment Anything automatic mask generation. Needs ``segment_anything`` and
-    ``checkpoint`` (a ``.pth`` file) plus ``model_type`` (``vit_b``/``vit_l``/``vit_h``).
-    Every mask of at least ``min_area`` px becomes a ``region`` (or classified) shape."""
+    """Segment Anything masks as shapes (module docstring). Parameters: the
+    ``[parser.shape_hunter.sam]`` table (its keys are checked; defaults from the pinned config)."""
 
     def __init__(self, params: Mapping[str, Any]):
         super().__init__(params)
-        ckpt = self.params.get("checkpoint")
+        from ..config import ConfigError  # noqa: PLC0415
+
+        defaults = _sam_defaults()
+        unknown = sorted(set(self.params) - set(defaults) - _agent_scalar_keys() - set(SAM_RUNTIME_KEYS))
+        if unknown:
+            raise ConfigError(
+                f"[parser.shape_hunter.sam]: unknown key(s) {', '.join(unknown)}; known: {', '.join(sorted(defaults))}"
+            )
+        p = {**defaults, **self.params}
+        self.model_type = str(p["model_type"])
+        if self.model_type not in (*SAM_REGISTRY_TYPES, "custom"):
+            raise RuntimeError(
+                f"shape_hunter backend 'sam': unknown model_type {self.model_type!r}; "
+                f"use one of {', '.join(SAM_REGISTRY_TYPES)} or 'custom' (with [parser.shape_hunter.sam.custom])"
+            )
+        self.arch: dict[str, Any] | None = None
+        if self.model_type == "custom":
+            self.arch = check_sam_arch({**dict(defaults["custom"]), **dict(p["custom"])})
+        ckpt = p["checkpoint"]
         if not ckpt:
             raise RuntimeError(
                 "shape_hunter backend 'sam' needs [parser.shape_hunter.sam] checkpoint = '<file.pth>' "
                 "(no SAM weights ship in any installable package)"
             )
-        self.checkpoint = Path(str(ckpt))
+        self.checkpoint = Path(str(ckpt)).expanduser()
         if not self.checkpoint.is_file():
             raise RuntimeError(f"shape_hunter backend 'sam': checkpoint {self.checkpoint} does not exist")
-        try:
-            from segment_anything import SamAutomaticMaskGenerator, sam_model_registry  # noqa: PLC0415
-        except ImportError as exc:
-            raise RuntimeError("shape_hunter backend 'sam' needs `pip install segment-anything`") from exc
-        model_type = str(self.params.get("model_type", "vit_b"))
-        sam = sam_model_registry[model_type](checkpoint=str(self.checkpoint))
-        sam.to(str(self.params.get("device", "cpu")))
-        self.generator = SamAutomaticMaskGenerator(sam, points_per_side=int(self.params.get("points_per_side", 32)))
-        self.min_area = float(self.params.get("min_area", 150))
-        self.model_type = model_type
+        self.automatic = bool(p["automatic"])
+        self.text_prompts = bool(p["text_prompts"])
+        if not (self.automatic or self.text_prompts):
+            raise ConfigError("[parser.shape_hunter.sam]: automatic and text_prompts are both false")
+        self.min_area = float(p["min_area"])
+        self.text_overlap = float(p["text_overlap"])
+        self.prompt_box_pad = float(p["prompt_box_pad"])
+        self.prompt_min_score = float(p["prompt_min_score"])
+        self.dedupe_iou = float(p["dedupe_iou"])
+        self.device = str(p.get("device", "cpu"))
+        self.sam = load_sam(self.checkpoint, self.model_type, self.arch, self.device)
+        from segment_anything import SamAutomaticMaskGenerator, SamPredictor  # noqa: PLC0415  (load_sam checked it)
+
+        self.generator = SamAutomaticMaskGenerator(
+            self.sam,
+            points_per_side=int(p["points_per_side"]),
+            points_per_batch=int(p["points_per_batch"]),
+            pred_iou_thresh=float(p["pred_iou_thresh"]),
+            stability_score_thresh=float(p["stability_score_thresh"]),
+            box_nms_thresh=float(p["box_nms_thresh"]),
+        )
+        self.predictor = SamPredictor(self.sam)
+        self._sha256: str | None = None
+        log.info(
+            "shape_hunter sam: %s model from %s (automatic=%s, text_prompts=%s)",
+            self.model_type,
+            self.checkpoint,
+            self.automatic,
+            self.text_prompts,
+        )
 
     def fingerprint(self) -> dict[str, Any]:
-        import hashlib  # noqa: PLC0415
+        from ..hashing import file_sha256  # noqa: PLC0415
 
-        digest = hashlib.sha256(self.checkpoint.read_bytes()).hexdigest()[:16]
-        return {"backend": "sam", "model_type": self.model_type, "checkpoint_sha256": digest}
+        if self._sha256 is None:
+            self._sha256 = file_sha256(self.checkpoint)
+        fp: dict[str, Any] = {"backend": "sam", "model_type": self.model_type, "checkpoint_sha256": self._sha256}
+        if self.arch is not None:
+            fp["arch"] = dict(self.arch)
+        return fp
+
+    def _shape(self, mask: np.ndarray, image: np.ndarray, score: float, text_boxes: list[TextBox]) -> Shape | None:
+        return mask_to_shape(
+            mask, image, min_area=self.min_area, score=score, text_boxes=text_boxes, text_overlap=self.text_overlap
+        )
+
+    def prompted_shapes(self, image: np.ndarray, text_boxes: list[TextBox]) -> list[Shape]:
+        """At most one shape per text label (:func:`label_boxes`): SAM is prompted with a
+        foreground point at the label's centre (plus, when ``prompt_box_pad > 0``, a box: the
+        label box padded by that many label heights on each side). Of its three masks (SAM's
+        sub-part, part and whole), those scored at least ``prompt_min_score`` whose filled
+        outline holds the label box with a 2-px margin and that make a valid shape
+        (:func:`mask_to_shape`) are candidates; the smallest one is the label's shape (the
+        innermost closed shape around a label is its node; containers come from the automatic
+        masks)."""
+        labels = label_boxes(text_boxes)
+        if not labels:
+            return []
+        import torch  # noqa: PLC0415
+
+        h, w = image.shape[:2]
+        out: list[Shape] = []
+        with torch.no_grad():
+            self.predictor.set_image(image)
+            try:
+                for t in labels:
+                    x0, y0, x1, y1 = t.bbox
+                    box = None
+                    if self.prompt_box_pad > 0:
+                        pad = self.prompt_box_pad * max(t.height, 1.0)
+                        box = np.array(
+                            [max(0.0, x0 - pad), max(0.0, y0 - pad), min(w - 1.0, x1 + pad), min(h - 1.0, y1 + pad)]
+                        )
+                    masks, scores, _ = self.predictor.predict(
+                        point_coords=np.array([[(x0 + x1) / 2, (y0 + y1) / 2]], np.float32),
+                        point_labels=np.array([1]),
+                        box=box,
+                        multimask_output=True,
+                    )
+                    cands = []
+                    for m, sc in zip(masks, scores, strict=True):
+                        comp = _component_holding(m, t.bbox) if float(sc) >= self.prompt_min_score else None
+                        shape = self._shape(comp, image, float(sc), text_boxes) if comp is not None else None
+                        if shape is not None:
+                            cands.append(shape)
+                    if cands:
+                        out.append(min(cands, key=lambda c: c.area))
+            finally:
+                self.predictor.reset_image()
+        return out
 
     def find(self, image: np.ndarray, text_lines: list[TextBox]) -> list[Shape]:
-        h, w = image.shape[:2]
-        found = []
-        for m in self.generator.generate(image):
-            seg = m["segmentation"].astype(np.uint8)
-            if seg.sum() < self.min_area:
-                continue
-            cnts, _ = cv2.findContours(seg, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_NONE)
-            cnt = max(cnts, key=cv2.contourArea)
-            x, y, bw, bh = cv2.boundingRect(cnt)
-            if x == 0 or y == 0 or x + bw >= w or y + bh >= h:
-                continue
-            area = float(cv2.contourArea(cnt))
-            kind, conf = _classify(cnt, area, False)
-            color = tuple(int(v) for v in np.median(image[seg > 0], axis=0))
-            poly = cv2.approxPolyDP(cnt, 1.0, True).reshape(-1, 2)
-            found.append(
-                (
-                    (float(x), float(y), float(x + bw), float(y + bh)),
-                    poly,
-                    kind,
-                    conf * float(m.get("predicted_iou", 1.0)),
-                    color,
-                )
-            )
-        found.sort(key=lambda f: (f[0][1], f[0][0]))
-        shapes = [
-            Shape(i, kind, box, tuple((float(a), float(b)) for a, b in poly), color, conf, _box_area(box))
-            for i, (box, poly, kind, conf, color) in enumerate(found)
-        ]
+        found: list[Shape] = []
+        if self.text_prompts:
+            found += self.prompted_shapes(image, text_lines)
+        if self.automatic:
+            for m in self.generator.generate(image):
+                s = self._shape(m["segmentation"], image, float(m["predicted_iou"]), text_lines)
+                if s is not None:
+                    found.append(s)
+        kept: list[Shape] = []
+        for s in found:  # prompted shapes first: a later one with (nearly) the same box is the same shape
+            if not any(_iou(s.bbox, o.bbox) > self.dedupe_iou for o in kept):
+                kept.append(s)
+        kept.sort(key=lambda s: (s.bbox[1], s.bbox[0], s.bbox[3], s.bbox[2]))
+        shapes = [Shape(i, s.kind, s.bbox, s.polygon, s.fill, s.confidence, s.area) for i, s in enumerate(kept)]
         return assign_parents(shapes)
+
+
+def _component_holding(mask: np.ndarray, box: BBox, margin: float = 2.0) -> np.ndarray | None:
+    """The part of ``mask`` in its component at the centre of ``box`` (holes filled), when that
+    filled component holds ``box`` enlarged by ``margin`` px on every side; else None."""
+    m = np.asarray(mask).astype(bool)
+    h, w = m.shape
+    cx, cy = int((box[0] + box[2]) / 2), int((box[1] + box[3]) / 2)
+    if not (0 <= cx < w and 0 <= cy < h):
+        return None
+    filled = _fill_holes(m.astype(np.uint8))
+    if not filled[cy, cx]:
+        return None
+    _, labels = cv2.connectedComponents(filled, connectivity=8)
+    comp = labels == labels[cy, cx]
+    ys, xs = np.nonzero(comp)
+    holds = (
+        xs.min() <= box[0] - margin
+        and ys.min() <= box[1] - margin
+        and xs.max() + 1 >= box[2] + margin
+        and ys.max() + 1 >= box[3] + margin
+    )
+    return (m & comp) if holds else None
 
 
 @AGENTS.register("shape_hunter")
