@@ -14,8 +14,9 @@ execution providers the OCR engine should run on.
 
 The device is a runtime setting, like the worker thread caps: it is not part of the hashed
 configuration, so a score's config hash never depends on it (the manifest records the device
-actually used). ``onnxruntime`` is only required to have CUDA when the run uses the OCR engine
-(``need_onnxruntime``); graph-only scoring needs just torch.
+actually used). ``onnxruntime`` is only required to have CUDA when the run uses an onnxruntime
+model (``need_onnxruntime``: the OCR engine, the ``yolo_onnx`` layout detector); graph-only
+scoring needs just torch.
 """
 
 from __future__ import annotations
@@ -109,7 +110,7 @@ def onnx_providers() -> list[str]:
     return list(onnxruntime.get_available_providers())
 
 
-def _onnx_problem() -> str | None:
+def onnxruntime_cuda_problem() -> str | None:
     """Why onnxruntime cannot run on CUDA here, or None when it can."""
     try:
         import onnxruntime
@@ -126,7 +127,7 @@ def cuda_problems(index: int = 0, *, need_onnxruntime: bool = True) -> list[str]
     """Everything that stops a run on ``cuda:index`` here ([] when nothing does)."""
     problems = [p for p in (_torch_problem(index),) if p]
     if need_onnxruntime:
-        problems += [p for p in (_onnx_problem(),) if p]
+        problems += [p for p in (onnxruntime_cuda_problem(),) if p]
     return problems
 
 
@@ -161,8 +162,15 @@ def resolve_device(requested: str = "cpu", *, need_onnxruntime: bool = True) -> 
     return _cuda_spec(str(requested), 0, need_onnxruntime, "auto: cuda:0 (torch and the needed onnxruntime see a GPU)")
 
 
-def uses_onnxruntime_ocr(parser_cfg: Mapping[str, Any]) -> bool:
-    """True when a parser built from ``parser_cfg`` runs the onnxruntime OCR engine (rapidocr)."""
-    agents = parser_cfg.get("agents", ("text_spotter",))
-    table = parser_cfg.get("text_spotter", {})
-    return "text_spotter" in agents and str(table.get("backend", "rapidocr")) == "rapidocr"
+#: (agent, backend, the agent's default backend) pairs that run on onnxruntime
+ONNXRUNTIME_BACKENDS = (("text_spotter", "rapidocr", "rapidocr"), ("layout", "yolo_onnx", "none"))
+
+
+def uses_onnxruntime(parser_cfg: Mapping[str, Any]) -> bool:
+    """True when a parser built from ``parser_cfg`` runs an onnxruntime model: the rapidocr OCR
+    engine or the ``yolo_onnx`` layout detector."""
+    agents = parser_cfg.get("agents", ("text_spotter", "layout"))
+    return any(
+        agent in agents and str(parser_cfg.get(agent, {}).get("backend", default)) == backend
+        for agent, backend, default in ONNXRUNTIME_BACKENDS
+    )

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from .config import Config
-from .device import resolve_device, uses_onnxruntime_ocr
+from .device import resolve_device, uses_onnxruntime
 from .graph import DiagramGraph
 from .hashing import file_sha256
 from .imageio import RASTER_SUFFIXES, VECTOR_SUFFIXES
@@ -85,7 +85,7 @@ def _init_worker(config_data: dict[str, Any], device: str = "cpu") -> None:
     from .pipeline import Parser  # noqa: PLC0415
 
     config = Config(config_data)
-    spec = resolve_device(device, need_onnxruntime=uses_onnxruntime_ocr(config.parser))
+    spec = resolve_device(device, need_onnxruntime=uses_onnxruntime(config.parser))
     _WORKER = Parser(config, device=spec.torch_device)
 
 
@@ -143,7 +143,7 @@ def parse_many(
     if not paths:
         return []
     # fail fast (DeviceError) before any worker starts
-    resolve_device(device, need_onnxruntime=uses_onnxruntime_ocr(config.parser))
+    resolve_device(device, need_onnxruntime=uses_onnxruntime(config.parser))
     if jobs <= 1:
         _init_worker(dict(config.data), device)
         for i, p in enumerate(paths):

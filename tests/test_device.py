@@ -24,7 +24,7 @@ from sciflow.device import (
     DeviceError,
     parse_device,
     resolve_device,
-    uses_onnxruntime_ocr,
+    uses_onnxruntime,
 )
 from sciflow.pipeline import Parser
 from sciflow.runs.executors import ExecutorError, ray_gpus
@@ -98,10 +98,12 @@ def test_fake_cuda_resolves_to_cuda_with_the_cuda_provider_first(fake_cuda):
         resolve_device("cuda:3")
 
 
-def test_uses_onnxruntime_ocr():
-    assert uses_onnxruntime_ocr(Config().parser)
-    assert not uses_onnxruntime_ocr({"agents": ["text_spotter"], "text_spotter": {"backend": "tesseract"}})
-    assert not uses_onnxruntime_ocr({"agents": ["shape_hunter"]})
+def test_uses_onnxruntime():
+    assert uses_onnxruntime(Config().parser)
+    assert not uses_onnxruntime({"agents": ["text_spotter"], "text_spotter": {"backend": "tesseract"}})
+    assert not uses_onnxruntime({"agents": ["shape_hunter"]})
+    assert uses_onnxruntime({"agents": ["layout"], "layout": {"backend": "yolo_onnx"}})
+    assert not uses_onnxruntime({"agents": ["layout"], "layout": {"backend": "none"}})
 
 
 # ------------------------------------------------------------------ OCR engine
@@ -135,7 +137,7 @@ def _ocr_only() -> Config:
 
 def test_ocr_sessions_get_the_cuda_provider_first(fake_cuda, ocr_sessions):
     config = _ocr_only()
-    spec = resolve_device("cuda", need_onnxruntime=uses_onnxruntime_ocr(config.parser))
+    spec = resolve_device("cuda", need_onnxruntime=uses_onnxruntime(config.parser))
     parser = Parser(config, device=spec.torch_device)
     assert len(ocr_sessions) == 2  # det and rec, built eagerly on a GPU so a CPU fallback is caught now
     for providers in ocr_sessions:

@@ -134,11 +134,11 @@ class RapidOCRBackend(TextBackend):
         self.device = str(self.params.get("device", "cpu"))
         cuda_index = _cuda_index(self.device)
         if cuda_index is not None:
-            from sciflow.device import DeviceError, cuda_problems  # noqa: PLC0415
+            from sciflow.device import DeviceError, onnxruntime_cuda_problem  # noqa: PLC0415
 
-            problems = [p for p in cuda_problems(cuda_index, need_onnxruntime=True) if "onnxruntime" in p]
-            if problems:
-                raise DeviceError(f"text_spotter backend 'rapidocr' on {self.device}: {'; '.join(problems)}")
+            problem = onnxruntime_cuda_problem()
+            if problem:
+                raise DeviceError(f"text_spotter backend 'rapidocr' on {self.device}: {problem}")
             opts["EngineConfig.onnxruntime.use_cuda"] = True
             opts["EngineConfig.onnxruntime.cuda_ep_cfg.device_id"] = cuda_index
         logging.getLogger("RapidOCR").setLevel(logging.WARNING)

@@ -28,7 +28,7 @@ from dataclasses import replace
 from typing import Any, Protocol
 
 from sciflow.config import Config
-from sciflow.device import parse_device, resolve_device, uses_onnxruntime_ocr
+from sciflow.device import parse_device, resolve_device, uses_onnxruntime
 from sciflow.runs.items import Item
 from sciflow.runs.worker import Worker, WorkerSpec
 
@@ -86,7 +86,7 @@ class LocalExecutor:
         self.jobs = max(1, jobs)
         self._pool: ProcessPoolExecutor | None = None
         # fail fast, with the clear message, before any worker process starts
-        resolve_device(spec.device, need_onnxruntime=spec.image_run and uses_onnxruntime_ocr(
+        resolve_device(spec.device, need_onnxruntime=spec.image_run and uses_onnxruntime(
             Config(spec.config_data).parser))
         if self.jobs == 1:
             _init_worker(spec)

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from sciflow.config import Config
-from sciflow.device import DeviceSpec, resolve_device, uses_onnxruntime_ocr
+from sciflow.device import DeviceSpec, resolve_device, uses_onnxruntime
 from sciflow.embedding import get_embedder
 from sciflow.graph import DiagramGraph, GraphFormatError, load_graph
 from sciflow.judge import ALIGNMENT_TEMPLATE, ChatJudge, JudgeError
@@ -224,7 +224,7 @@ class Worker:
         self.image_run = spec.image_run
         self.threads = spec.threads
         self.device: DeviceSpec = resolve_device(
-            spec.device, need_onnxruntime=spec.image_run and uses_onnxruntime_ocr(self.config.parser))
+            spec.device, need_onnxruntime=spec.image_run and uses_onnxruntime(self.config.parser))
         self.scorer = ItemScorer(self.config, spec.critique, self.device.torch_device)
         self._parser: Any = None
 
