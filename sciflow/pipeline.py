@@ -54,23 +54,22 @@ class Parser:
     """Built once from a :class:`Config`; call it on images."""
 
     def __init__(self, config: Config | None = None, *, threads: int = 0, device: str | None = None):
-        """``threads > 0`` caps the OCR engine's intra-op thread pool; ``device`` (a torch device
-        string such as ``"cpu"`` or ``"cuda:0"``, see :func:`sciflow.device.resolve_device`) is
-        put into every agent's backend table as ``device``. Both are runtime resource settings:
-        they are not part of the hashed configuration (nor of the parser fingerprint)."""
+        """``threads > 0`` caps the intra-op thread pools of the OCR engine and the layout
+        detector; ``device`` (a torch device string such as ``"cpu"`` or ``"cuda:0"``, see
+        :func:`sciflow.device.resolve_device`) is put into every agent's backend table as
+        ``device``. Both are runtime resource settings: they are not part of the hashed
+        configuration (nor of the parser fingerprint)."""
         self.config = config or Config()
         self.params: Mapping[str, Any] = self.config.parser
         self.agent_names: list[str] = list(self.params.get("agents", DEFAULT_AGENTS))
         self.agents: dict[str, Any] = {}
         for name in self.agent_names:
             table = copy.deepcopy(dict(self.params.get(name, {})))
-            if threads > 0 and name == "text_spotter":
-                backend = str(table.get("backend", "rapidocr"))
+            backend = str(table.get("backend") or getattr(AGENTS.get(name), "default_backend", "") or "")
+            if threads > 0 and name in ("text_spotter", "layout") and backend:  # the onnxruntime sessions
                 table[backend] = {**dict(table.get(backend, {})), "threads": threads}
-            if device is not None:
-                backend = str(table.get("backend") or getattr(AGENTS.get(name), "default_backend", "") or "")
-                if backend:
-                    table[backend] = {**dict(table.get(backend, {})), "device": device}
+            if device is not None and backend:
+                table[backend] = {**dict(table.get(backend, {})), "device": device}
             self.agents[name] = AGENTS.create(name, table)
         self.max_side = int(self.params.get("max_side", 2400))
         self.min_side = int(self.params.get("min_side", 500))

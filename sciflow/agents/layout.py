@@ -34,6 +34,7 @@ from typing import Any
 
 import numpy as np
 
+from ..device import parse_device
 from ..hashing import file_sha256
 from .diagram import Diagram, LayoutBox
 from .registry import AGENTS, BackendAgent, Registry
@@ -179,15 +180,15 @@ class ONNXLayout:
         threads = int(self.params.get("threads", 0))
         if threads > 0:
             opts.intra_op_num_threads = threads
-        device = str(self.params.get("device", "cpu"))
-        providers = ["CPUExecutionProvider"]
-        if device.startswith("cuda"):
+        kind, index = parse_device(str(self.params.get("device", "cpu")))
+        providers: list[Any] = ["CPUExecutionProvider"]
+        if kind == "cuda":
             if "CUDAExecutionProvider" not in ort.get_available_providers():
                 raise RuntimeError(
                     "layout backend 'yolo_onnx': device 'cuda' needs onnxruntime's CUDA provider "
                     "(pip install onnxruntime-gpu)"
                 )
-            providers = ["CUDAExecutionProvider", "CPUExecutionProvider"]
+            providers = [("CUDAExecutionProvider", {"device_id": index or 0}), "CPUExecutionProvider"]
         self.session = ort.InferenceSession(str(self.weights), sess_options=opts, providers=providers)
         self.input_name = self.session.get_inputs()[0].name
 

@@ -1,0 +1,91 @@
+"""The Layout Detector alone: per-class precision/recall on held-out renders, and speed.
+
+    .venv/bin/python benchmarks/bench_detector.py --n 100 --seed 777
+
+Renders ``--n`` items with :func:`sciflow.detector.dataset.render_item` from seeds that the
+training dataset never used (``--seed`` x 1,000,003 + i with a seed other than the dataset's),
+runs the ``yolo_onnx`` backend exactly as the parser does (letterbox, tiles, NMS; the shipped
+weights unless ``--weights``) and prints, per class, precision and recall at IoU >= 0.5
+(greedy one-to-one by score), once on clean renders and once on augmented ones, then the
+median / p90 milliseconds per image with onnxruntime limited to one thread (``--threads``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+from collections import defaultdict
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from sciflow.agents.layout import BACKENDS  # noqa: E402
+from sciflow.detector import CLASSES  # noqa: E402
+from sciflow.detector.dataset import render_item  # noqa: E402
+
+
+def iou(a: tuple[float, ...], b: tuple[float, ...]) -> float:
+    ix = max(0.0, min(a[2], b[2]) - max(a[0], b[0]))
+    iy = max(0.0, min(a[3], b[3]) - max(a[1], b[1]))
+    inter = ix * iy
+    union = (a[2] - a[0]) * (a[3] - a[1]) + (b[2] - b[0]) * (b[3] - b[1]) - inter
+    return inter / union if union > 0 else 0.0
+
+
+def match(pred: list, truth: list[tuple[str, tuple[float, ...]]], thr: float = 0.5) -> dict[str, list[int]]:
+    """Per class [tp, n_pred, n_truth]: predictions by descending score take the free truth
+    box of their class with the highest IoU >= ``thr``."""
+    out: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0])
+    for c, _ in truth:
+        out[c][2] += 1
+    used: set[int] = set()
+    for p in sorted(pred, key=lambda b: -b.confidence):
+        out[p.cls][1] += 1
+        best, best_iou = -1, thr
+        for j, (c, b) in enumerate(truth):
+            if j not in used and c == p.cls:
+                v = iou(p.bbox, b)
+                if v >= best_iou:
+                    best, best_iou = j, v
+        if best >= 0:
+            used.add(best)
+            out[p.cls][0] += 1
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--n", type=int, default=100)
+    ap.add_argument("--seed", type=int, default=777, help="must differ from the training dataset's seed")
+    ap.add_argument("--weights", default="", help="an ONNX export (default: the shipped detector)")
+    ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--conf", type=float, default=0.35)
+    args = ap.parse_args(argv)
+    det = BACKENDS.create("yolo_onnx", {"weights": args.weights, "threads": args.threads, "conf": args.conf})
+    print(f"weights {det.weights} sha256 {det.sha256[:16]} imgsz {det.imgsz} threads {args.threads}")
+    ms: list[float] = []
+    for augmented in (False, True):
+        totals: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0])
+        for i in range(args.n):
+            item = render_item(args.seed * 1_000_003 + i, augmented=augmented)
+            t0 = time.perf_counter()
+            boxes = det.detect(item.image)
+            ms.append(1000 * (time.perf_counter() - t0))
+            for c, v in match(boxes, item.boxes).items():
+                totals[c] = [x + y for x, y in zip(totals[c], v, strict=True)]
+        print(f"== {'augmented' if augmented else 'clean'} renders, n={args.n}, IoU >= 0.5")
+        for c in CLASSES:
+            tp, npred, ntruth = totals[c]
+            p = tp / npred if npred else float("nan")
+            r = tp / ntruth if ntruth else float("nan")
+            print(f"{c:<10} truth {ntruth:>5}  pred {npred:>5}  precision {p:.3f}  recall {r:.3f}")
+    print(f"== ms per image (median / p90 over {len(ms)}): {statistics.median(ms):.1f} / {np.percentile(ms, 90):.1f}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
