@@ -1,6 +1,7 @@
 """Parser benchmark on synthetic diagrams with exact ground truth, plus the real dev figures.
 
     .venv/bin/python benchmarks/bench_parse.py --n 60 --seed 0
+    .venv/bin/python benchmarks/bench_parse.py --n 60 --seed 0 --config benchmarks/configs/detector.toml
 
 Renders ``--n`` diagrams per style (Graphviz, Pillow), parses each with one Parser and
 prints node and edge precision/recall/F1 per bucket (style x splines/route, rankdir) and
@@ -26,6 +27,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from sciflow.config import load_config  # noqa: E402
 from sciflow.graph import DiagramGraph, load_graph  # noqa: E402
 from sciflow.pipeline import Parser  # noqa: E402
 
@@ -70,12 +72,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--styles", default="graphviz,pillow")
     ap.add_argument("--realfig", type=Path, default=Path("/work/shared/dev-data/realfig"))
     ap.add_argument("--show-errors", action="store_true")
+    ap.add_argument("--config", type=Path, default=None, help="a sciflow config TOML (e.g. another layout backend)")
     args = ap.parse_args(argv)
     logging.basicConfig(level=logging.ERROR)
     from sciflow.synth import graphviz_render, pillow_render
 
     gens = {"graphviz": graphviz_render.generate, "pillow": pillow_render.generate}
-    parser = Parser()
+    parser = Parser(load_config(args.config) if args.config else None)
+    print(f"parser backends: {parser.backends}", file=sys.stderr)
     buckets: dict[str, list[int]] = defaultdict(lambda: [0] * 7)
     timings: dict[str, list[float]] = defaultdict(list)
     per_kpx: list[float] = []
