@@ -66,12 +66,15 @@ class RuleGrounder:
         lines_in: dict[int, list[TextBox]],
         texted_desc: set[int],
         by_id: dict[int, TextBox],
+        titles: set[int] = frozenset(),  # type: ignore[assignment]
     ) -> tuple[list[Any], list[GroundedNode]]:
         """A free label of at most ``max_words`` words directly below (gap <= 1.2 th) or
         above an untexted, non-container shape that overlaps it horizontally (>= 50 % of the
         narrower) names that icon, together with untexted shapes stacked on it (gaps <=
         0.8 th). The icon becomes a candidate node of kind ``"icon"`` labelled by the caption;
-        the caption is no longer free text."""
+        the caption is no longer free text. A container's title names the container, never
+        an icon, and an icon's caption lies inside the same containers as the icon (a region
+        that lines and container borders enclose between two containers is not an icon)."""
         th = diagram.text_height()
         bare = [
             s for s in diagram.shapes if s.id not in lines_in and s.id not in texted_desc and s.area >= (0.8 * th) ** 2
@@ -82,13 +85,21 @@ class RuleGrounder:
         used: set[int] = set()
         keep: list[Any] = []
         icons: list[GroundedNode] = []
+        shapes = {s.id: s for s in diagram.shapes}
+        conts = [s for s in diagram.shapes if s.id in texted_desc]
+
+        def holders(b: tuple[float, ...]) -> frozenset[int]:
+            cx, cy = (b[0] + b[2]) / 2, (b[1] + b[3]) / 2
+            return frozenset(c.id for c in conts if _contains_point(shapes[c.id], cx, cy))
+
         for lb in labels:
-            if len(lb.text.split()) > self.max_words:
+            if len(lb.text.split()) > self.max_words or lb.id in titles:
                 keep.append(lb)
                 continue
             best, best_gap = None, 1.2 * th
+            lb_in = holders(lb.bbox)
             for s in bare:
-                if s.id in used or _xoverlap(s.bbox, lb.bbox) < 0.5:
+                if s.id in used or _xoverlap(s.bbox, lb.bbox) < 0.5 or holders(s.bbox) != lb_in:
                     continue
                 gap = min(abs(lb.bbox[1] - s.bbox[3]), abs(s.bbox[1] - lb.bbox[3]))
                 if (lb.bbox[1] >= s.bbox[3] - 2 or s.bbox[1] >= lb.bbox[3] - 2) and gap <= best_gap:
@@ -186,11 +197,14 @@ class RuleGrounder:
         free.sort(key=lambda t: t.id)
         labels = group_lines(free, line_gap=self.line_gap, word_gap=self.word_gap)
         by_id = {t.id: t for t in diagram.text_lines}
+        titles: set[int] = set()
         for s in diagram.shapes:
             if s.id not in texted_desc:
                 continue
             own = [lb for lb in labels if _inside(lb.bbox, s.bbox)]
             title = min(own, key=lambda lb: lb.bbox[1] - s.bbox[1]) if own else None
+            if title is not None:
+                titles.add(title.id)
             parent = s.parent
             while parent is not None and parent not in texted_desc:
                 parent = shapes[parent].parent
@@ -216,7 +230,7 @@ class RuleGrounder:
                 )
             )
         # labelled icons: untexted shapes stacked directly above (or below) a free label
-        labels, icons = self._captioned_icons(diagram, labels, lines_in, texted_desc, by_id)
+        labels, icons = self._captioned_icons(diagram, labels, lines_in, texted_desc, by_id, titles)
         nodes.extend(icons)
         for k, op in enumerate(diagram.operators):
             cx, cy = op.center

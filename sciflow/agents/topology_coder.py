@@ -5,7 +5,10 @@ Backend ``strokes`` (default), exact behaviour (``th`` = median OCR line height)
 1. *Ink* is every pixel whose max channel difference from the local background (the
    global background, or a container's fill inside that container) exceeds
    ``ink_threshold``. Node outlines (grown by ``node_pad`` px), every OCR line box and every
-   container outline band are masked out; what remains are connector strokes.
+   container outline band are masked out; what remains are connector strokes. Acute
+   polygon corners that the contour simplification cut off (a short edge between two
+   edges converging at < 75 degrees within ``th``) are restored to their apex first, so
+   a diamond's outline tip is masked with the node.
 2. Strokes are the 8-connected ink components of at least 2 px. Pieces are joined into one
    connector when (a) a skeleton end's tangent runs into another piece within
    ``g = max(dash_gap_min, dash_gap * th)`` px, or (b) two skeleton ends closer than ``g``
@@ -32,11 +35,19 @@ Backend ``strokes`` (default), exact behaviour (``th`` = median OCR line height)
    and the spread reaches both sides of the head's axis (each side >= 25 %; a polyline
    corner near the node spreads to one side only) (``w``: the length-weighted median stroke
    width, from the distance transform
-   on the skeleton); this holds for filled, open and chevron heads.
-5. Edges per connector: with tails T (contacts without head) and heads H: one tail -> an
+   on the skeleton); this holds for filled, open and chevron heads. The area bound uses
+   ``min(R, L + 1)`` for ``R`` where ``L`` is the farthest window pixel (a stroke cut short by
+   an edge label's mask). A contact on a shape without such a head is looked at again on
+   the unmasked ink within ``R`` outside the node's interior (polygon eroded by ``w + 2``):
+   at least ``2 k^2`` px surviving an opening with a ``k = w + 2`` square is a filled head
+   that landed on the outline at a shallow angle (skipped for dark-filled nodes).
+5. Edges per connector: on a connector with 3+ contacts, some with and some without a
+   head, each tail gets an edge to every head its path reaches along the connector's
+   skeleton (see :func:`_reachability`: straight on through crossings, any turn at merges
+   and splits). Otherwise, with tails T and heads H: one tail -> an
    edge to every head (fan-out); one head -> an edge from every tail (fan-in); several of
    both -> each head pairs with the tail best aligned with the stroke direction leaving that
-   head (crossings); no tail and two heads -> two edges (double-headed) when their spreads
+   head; no tail and two heads -> two edges (double-headed) when their spreads
    differ by at most 1.5x, else the wider one is the only head; no head -> an edge only when
    one end is an operator that already has an outgoing (resp. incoming) headed edge, in
    which case the line flows into (resp. out of) the operator; otherwise nothing.
@@ -123,7 +134,7 @@ class StrokeTopology:
         return {"backend": "strokes"}
 
     # ------------------------------------------------------------------ masks
-    def _masks(self, d: Diagram) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[GroundedNode]]:
+    def _masks(self, d: Diagram) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[GroundedNode], np.ndarray]:
         h, w = d.height, d.width
         img = d.image
         bgimg = np.empty_like(img)
@@ -147,19 +158,28 @@ class StrokeTopology:
                 pad = self.text_pad if n.kind == "text" else self.node_pad
                 cv2.fillPoly(tmap, [pts], k + 1)
                 cv2.polylines(tmap, [pts], True, k + 1, thickness=2 * pad + 1)
+        th = d.text_height()
+        for k, n in enumerate(targets):
+            if n.kind in ("container", "text"):
+                continue
+            # outline tips cut off by the contour simplification stay ink otherwise and look
+            # like arrowheads or attach passing strokes
+            for tri in _cut_tips(n.polygon, th):
+                cv2.fillPoly(tmap, [np.round(np.array(tri)).astype(np.int32)], k + 1)
         masked = (tmap > 0) | (band > 0)
         for t in d.text_lines:
             x0, y0, x1, y1 = (int(round(v)) for v in t.bbox)
             p = self.text_pad
             masked[max(0, y0 - p) : y1 + p, max(0, x0 - p) : x1 + p] = True
+        raw = ink.copy()
         ink[masked] = 0
         both = np.where(tmap > 0, tmap, band)
-        return ink, both, band, targets
+        return ink, both, band, targets, raw
 
     # ------------------------------------------------------------------ main
     def trace(self, d: Diagram) -> None:
         th = d.text_height()
-        ink, tmap, band, targets = self._masks(d)
+        ink, tmap, band, targets, raw = self._masks(d)
         n, labels, stats, _ = cv2.connectedComponentsWithStats(ink, connectivity=8)
         comps: dict[int, _Comp] = {}
         for i in range(1, n):
@@ -196,9 +216,10 @@ class StrokeTopology:
                 i = parent[i]
             return i
 
-        dashed_groups = self._bridge_dashes(comps, th, find, parent, labels)
-        contacts = self._bridge_containers(contacts, targets, th, find, parent)
-        contacts = self._bridge_text(contacts, comps, targets, th, find, parent)
+        bridges: list[tuple[float, float, float, float]] = []  # gaps joined, for path tracing
+        dashed_groups = self._bridge_dashes(comps, th, find, parent, labels, bridges)
+        contacts = self._bridge_containers(contacts, targets, th, find, parent, bridges)
+        contacts = self._bridge_text(contacts, comps, targets, th, find, parent, bridges)
         contacts = self._retarget_container_ends(contacts, targets, th)
         groups: dict[int, list[int]] = {}
         for i in sorted(comps):
@@ -220,6 +241,8 @@ class StrokeTopology:
                 limit = 0.45 * min(others) if others else math.inf
                 pieces = members + self._loose_pieces(ct, comps, groups, find, th)
                 self._arrowhead(ct, comps, pieces, th, limit)
+                if not ct.head:
+                    self._hidden_head(d, ct, raw, targets, comps, members, th, limit)
             if len(cts) == 2 and cts[0].head and cts[1].head:
                 # two "heads": keep both only when they look alike (a double-headed arrow)
                 a, b = cts
@@ -248,7 +271,10 @@ class StrokeTopology:
                 )
             )
             gid_of_stroke[sid] = g
-            edges.extend(self._edges(cts, targets, style, sid))
+            reach = None
+            if len(cts) >= 3 and any(c.head for c in cts) and not all(c.head for c in cts):
+                reach = _reachability(cts, [comps[m] for m in members], bridges, width, th)
+            edges.extend(self._edges(cts, targets, style, sid, reach))
         edges = self._plain_to_operators(strokes, edges, targets)
         self._edge_labels(d, strokes, edges, labels, groups, gid_of_stroke, th, targets)
         d.strokes = strokes
@@ -317,32 +343,16 @@ class StrokeTopology:
         dx = xs + c.x0 - px
         dy = ys + c.y0 - py
         dd = np.hypot(dx, dy)
-        ring = np.abs(dd - R) <= 1.5
-        if ring.sum() < 2:
-            return False
-        ang = np.sort(np.degrees(np.arctan2(dy[ring], dx[ring])) % 360)
-        # split into arcs at gaps > 25 degrees
-        gaps = np.diff(np.concatenate([ang, ang[:1] + 360]))
-        cuts = np.nonzero(gaps > 25)[0]
-        if len(cuts) < 2:
-            return False
-        arcs = []
-        starts = (cuts + 1) % len(ang)
-        for s, e in zip(starts.tolist(), np.roll(cuts, -1).tolist(), strict=True):
-            a0, a1 = ang[s], ang[e]
-            if a1 < a0:
-                a1 += 360
-            arcs.append(((a0 + a1) / 2) % 360)
-        for i in range(len(arcs)):
-            for j in range(i + 1, len(arcs)):
-                sep = abs(arcs[i] - arcs[j]) % 360
-                sep = min(sep, 360 - sep)
-                if sep > 100:
-                    return True
-        return False
+        return _opposed(dx, dy, dd, R, 1.5)
 
     def _bridge_dashes(
-        self, comps: dict[int, _Comp], th: float, find: Any, parent: dict[int, int], labels: np.ndarray
+        self,
+        comps: dict[int, _Comp],
+        th: float,
+        find: Any,
+        parent: dict[int, int],
+        labels: np.ndarray,
+        bridges: list[tuple[float, float, float, float]],
     ) -> dict[int, str]:
         gap = max(self.dash_gap_min, self.dash_gap * th)
         joined: set[int] = set()
@@ -352,7 +362,7 @@ class StrokeTopology:
             for ex, ey, dx, dy in c.ends:
                 if dx == 0 and dy == 0:
                     continue
-                hit = 0
+                hit, hx, hy = 0, 0, 0
                 for t in np.arange(1.0, gap + 0.5, 1.0):
                     for lat in (0.0, -1.0, 1.0):
                         px = int(round(ex + dx * t - dy * lat))
@@ -360,13 +370,14 @@ class StrokeTopology:
                         if 0 <= px < w and 0 <= py < h:
                             j = int(labels[py, px])
                             if j and j != c.idx and j in comps:
-                                hit = j
+                                hit, hx, hy = j, px, py
                                 break
                     if hit:
                         break
                 if hit:
                     parent[find(c.idx)] = find(hit)
                     joined.update((c.idx, hit))
+                    bridges.append((ex, ey, float(hx), float(hy)))
         ends = []
         for c in comps.values():
             for e in c.ends:
@@ -388,6 +399,7 @@ class StrokeTopology:
             if ok_a and ok_b:
                 parent[find(ca)] = find(cb)
                 joined.update((ca, cb))
+                bridges.append((xa, ya, xb, yb))
         out: dict[int, str] = {}
         groups: dict[int, list[int]] = {}
         for i in joined:
@@ -400,7 +412,13 @@ class StrokeTopology:
         return {find(g): s for g, s in out.items()}
 
     def _bridge_containers(
-        self, contacts: list[_Contact], targets: list[GroundedNode], th: float, find: Any, parent: dict[int, int]
+        self,
+        contacts: list[_Contact],
+        targets: list[GroundedNode],
+        th: float,
+        find: Any,
+        parent: dict[int, int],
+        bridges: list[tuple[float, float, float, float]],
     ) -> list[_Contact]:
         band_w = 2 * self.node_pad + 3
         lim = band_w + 2 * max(4.0, self.contact * th) + 2
@@ -414,6 +432,7 @@ class StrokeTopology:
                 if math.hypot(ca.x - cb.x, ca.y - cb.y) <= lim:
                     parent[find(ca.comp)] = find(cb.comp)
                     drop.update((a, b))
+                    bridges.append((ca.x, ca.y, cb.x, cb.y))
         return [ct for i, ct in enumerate(contacts) if i not in drop]
 
     def _bridge_text(
@@ -424,6 +443,7 @@ class StrokeTopology:
         th: float,
         find: Any,
         parent: dict[int, int],
+        bridges: list[tuple[float, float, float, float]],
     ) -> list[_Contact]:
         """A connector drawn through a free text box is cut by the text mask: two contacts on
         the same text candidate whose strokes leave in opposite directions along the line
@@ -448,6 +468,7 @@ class StrokeTopology:
                 ):
                     parent[find(ca.comp)] = find(cb.comp)
                     drop.update((a, b))
+                    bridges.append((ca.x, ca.y, cb.x, cb.y))
         return [ct for i, ct in enumerate(contacts) if i not in drop]
 
     def _direction(self, ct: _Contact, comps: dict[int, _Comp], th: float) -> None:
@@ -634,7 +655,9 @@ class StrokeTopology:
         symmetric = min(lo, hi) >= 0.25 * (lo + hi) - 0.5
         area = float(sel.sum())
         need_spread = max(2.5 * w, w + 3.0)
-        need_area = 1.15 * w * R
+        # a stroke cut short inside the window (by an edge label's mask) is judged on the
+        # length it has there, as a plain line of that length
+        need_area = 1.15 * w * min(R, float(dd[sel].max()) + 1.0)
         shaft = (dd > R) & (dd <= 2 * R)
         if shaft.sum() >= 0.5 * R:  # compare with the same length of this stroke's own shaft
             need_area = min(need_area, 1.25 * float(shaft.sum()))
@@ -655,11 +678,72 @@ class StrokeTopology:
         )
         ct.margin = float(min(1.0, abs(spread - need_spread) / need_spread))
 
-    def _edges(self, cts: list[_Contact], targets: list[GroundedNode], style: str, sid: int) -> list[EdgeEvidence]:
+    def _hidden_head(
+        self,
+        d: Diagram,
+        ct: _Contact,
+        raw: np.ndarray,
+        targets: list[GroundedNode],
+        comps: dict[int, _Comp],
+        members: list[int],
+        th: float,
+        limit: float,
+    ) -> None:
+        """A filled arrowhead landing on a node outline at a shallow angle (a blunt head on an
+        ellipse's or diamond's slanted side) lies mostly inside the masked outline band, so
+        the stroke-side test sees no head. Look again at all ink within the head window that
+        is not deep inside the node (the outline band counts): a morphological opening with
+        a square of ``w + 2`` px removes thin lines (the stroke, the outline) and keeps a
+        solid head; at least ``2 (w + 2)^2`` px surviving is a head. Nodes with a dark fill
+        are skipped (their whole band would survive)."""
+        n = targets[ct.target]
+        if n.kind in ("text", "container", "operator") or len(n.polygon) < 3:
+            return
+        shape = next((s for s in d.shapes if s.id == n.shape_id), None) if n.shape_id is not None else None
+        if shape is not None:
+            bg = background_color(d.image).astype(int)
+            if max(abs(int(f) - int(b)) for f, b in zip(shape.fill, bg, strict=True)) > self.ink_threshold:
+                return
+        w = float(np.median([comps[m].width for m in members]))
+        R = max(4.0, min(max(6.0, self.head * th), limit))
+        h, wd = raw.shape
+        x0, y0 = max(0, int(ct.x - R) - 1), max(0, int(ct.y - R) - 1)
+        x1, y1 = min(wd, int(ct.x + R) + 2), min(h, int(ct.y + R) + 2)
+        if x1 - x0 < 3 or y1 - y0 < 3:
+            return
+        win = raw[y0:y1, x0:x1].copy()
+        inner = np.zeros_like(win)
+        pts = np.round(np.array(n.polygon) - np.array([x0, y0])).astype(np.int32)
+        cv2.fillPoly(inner, [pts], 1)
+        e = 2 + int(round(w))
+        inner = cv2.erode(inner, np.ones((2 * e + 1, 2 * e + 1), np.uint8))
+        yy, xx = np.mgrid[y0:y1, x0:x1]
+        win[(inner > 0) | (np.hypot(xx - ct.x, yy - ct.y) > R)] = 0
+        k = int(round(w)) + 2
+        opened = cv2.morphologyEx(win, cv2.MORPH_OPEN, np.ones((k, k), np.uint8))
+        area = int(opened.sum())
+        if area >= 2 * k * k:
+            ct.head = True
+            ct.margin = float(min(1.0, area / (2.0 * k * k) - 1.0))
+            ct.spread = max(ct.spread, float(k))
+            log.debug("contact %s at (%.0f,%.0f): hidden head, solid area %d", ct.target, ct.x, ct.y, area)
+
+    def _edges(
+        self,
+        cts: list[_Contact],
+        targets: list[GroundedNode],
+        style: str,
+        sid: int,
+        reach: list[set[int]] | None = None,
+    ) -> list[EdgeEvidence]:
         heads = [c for c in cts if c.head]
         tails = [c for c in cts if not c.head]
         pairs: list[tuple[_Contact, _Contact]] = []
-        if heads and tails:
+        if reach is not None:
+            # several connectors merged into one ink component (crossings, shared trunks):
+            # a tail feeds exactly the heads its traced path reaches
+            pairs = [(cts[i], cts[j]) for i, t in enumerate(cts) if not t.head for j in sorted(reach[i]) if cts[j].head]
+        elif heads and tails:
             if len(tails) == 1:
                 pairs = [(tails[0], h) for h in heads]
             elif len(heads) == 1:
@@ -738,6 +822,217 @@ class StrokeTopology:
 
 def _area(b: tuple[float, ...]) -> float:
     return (b[2] - b[0]) * (b[3] - b[1])
+
+
+def _reachability(
+    cts: list[_Contact],
+    pieces: list[_Comp],
+    bridges: list[tuple[float, float, float, float]],
+    width: float,
+    th: float,
+) -> list[set[int]] | None:
+    """Which contacts of a connector each contact reaches along its skeleton.
+
+    The connector's pieces (and the gaps bridged between them) are skeletonised; junction
+    pixels within ``1.5 w + 1`` px of each other form one junction, and the skeleton between
+    junctions forms branches. At a junction where exactly four branches that lead somewhere
+    meet (dead-end spurs such as arrowhead wings do not count), two strokes cross: a path
+    goes straight on, pairing the branches that leave in the most opposite directions. At
+    any other junction (a merge or a split) every turn is allowed. A four-way junction where
+    going straight on would join two heads or two tails (a bus fanning out both ways) is a
+    split too. ``None`` when the skeleton cannot be built."""
+    x0 = min(c.x0 for c in pieces) - 2
+    y0 = min(c.y0 for c in pieces) - 2
+    x1 = max(c.x0 + c.mask.shape[1] for c in pieces) + 2
+    y1 = max(c.y0 + c.mask.shape[0] for c in pieces) + 2
+    m = np.zeros((y1 - y0, x1 - x0), np.uint8)
+    for c in pieces:
+        hh, ww = c.mask.shape
+        m[c.y0 - y0 : c.y0 - y0 + hh, c.x0 - x0 : c.x0 - x0 + ww] |= c.mask.astype(np.uint8)
+    near = cv2.dilate(m, np.ones((5, 5), np.uint8))
+    bw = max(1, int(round(width)))
+    for ax, ay, bx, by in bridges:
+        pa = (int(round(ax)) - x0, int(round(ay)) - y0)
+        pb = (int(round(bx)) - x0, int(round(by)) - y0)
+        if all(0 <= p[0] < m.shape[1] and 0 <= p[1] < m.shape[0] and near[p[1], p[0]] for p in (pa, pb)):
+            cv2.line(m, pa, pb, 1, thickness=bw)
+    sk = _skeleton(m.astype(bool))
+    if not sk.any():
+        return None
+    nb = cv2.filter2D(sk.astype(np.uint8), -1, np.ones((3, 3), np.uint8), borderType=cv2.BORDER_CONSTANT)
+    junc = (sk & (nb >= 4)).astype(np.uint8)
+    rj = int(round(1.5 * width + 1))
+    jreg = cv2.dilate(junc, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (2 * rj + 1, 2 * rj + 1)))
+    nj, jlab = cv2.connectedComponents(jreg, connectivity=8)
+    rest = (sk & (jreg == 0)).astype(np.uint8)
+    nbr, blab = cv2.connectedComponents(rest, connectivity=8)
+    # junction label touching each branch pixel (a 3x3 max over the junction labels)
+    jtouch = cv2.dilate(jlab.astype(np.float32), np.ones((3, 3), np.uint8)).astype(np.int32)
+    by, bx = np.nonzero(rest)
+    bl = blab[by, bx]
+    jt = jtouch[by, bx]
+    ends: dict[int, dict[int, tuple[float, float]]] = {b: {} for b in range(1, nbr)}  # branch -> junction -> dir
+    length = np.bincount(bl, minlength=nbr)
+    reach_d = max(3.0 * width, 0.8 * th)
+    for b, j in set(zip(bl[jt > 0].tolist(), jt[jt > 0].tolist(), strict=True)):
+        sel = (bl == b) & (jt == j)
+        tx, ty = float(bx[sel].mean()), float(by[sel].mean())
+        own = bl == b
+        dd = np.hypot(bx[own] - tx, by[own] - ty)
+        w_ = (dd > 0) & (dd <= reach_d)
+        if not w_.any():
+            ends[b][j] = (0.0, 0.0)
+            continue
+        vx, vy = float((bx[own][w_] - tx).mean()), float((by[own][w_] - ty).mean())
+        nv = math.hypot(vx, vy) or 1.0
+        ends[b][j] = (vx / nv, vy / nv)
+    # contacts -> nearest skeleton pixel: a branch, or a junction
+    sy, sx = np.nonzero(sk)
+    tree = cKDTree(np.stack([sx, sy], axis=1))
+    at_branch: list[int] = []
+    at_junc: list[int] = []
+    for ct in cts:
+        _, i = tree.query((ct.x - x0, ct.y - y0))
+        px, py = int(sx[i]), int(sy[i])
+        at_branch.append(int(blab[py, px]))
+        at_junc.append(int(jlab[py, px]) if not blab[py, px] else 0)
+    has_contact = {b for b in at_branch if b}
+    # junction -> branches meeting there; which pairs may be passed through
+    at: dict[int, list[int]] = {}
+    for b, js in ends.items():
+        for j in js:
+            at.setdefault(j, []).append(b)
+    allowed: dict[int, set[tuple[int, int]] | None] = {}  # None: every turn
+    for j, bs in at.items():
+        live = [b for b in bs if len(ends[b]) > 1 or b in has_contact or length[b] > 0.6 * th]
+        if len(live) != 4:
+            allowed[j] = None
+            continue
+        best, best_s = None, math.inf
+        a = live[0]
+        for k in (1, 2, 3):
+            o = [x for x in live[1:] if x != live[k]]
+            s_ = _dot(ends[a][j], ends[live[k]][j]) + _dot(ends[o[0]][j], ends[o[1]][j])
+            if s_ < best_s:
+                best, best_s = ((a, live[k]), (o[0], o[1])), s_
+        assert best is not None
+        allowed[j] = {best[0], best[1], best[0][::-1], best[1][::-1]}
+
+    def walk(start_b: int, start_j: int, frm0: int = 0) -> set[int]:
+        """Branches reached from branch ``start_b`` (entered from junction ``frm0``), or from
+        junction ``start_j``."""
+        seen: set[tuple[int, int]] = set()
+        todo: list[tuple[int, int]] = []  # (branch, junction entered from; 0 = none)
+        got: set[int] = set()
+        if start_b:
+            todo.append((start_b, frm0))
+        else:
+            todo.extend((b, start_j) for b in at.get(start_j, []))
+        while todo:
+            b, frm = todo.pop()
+            if (b, frm) in seen:
+                continue
+            seen.add((b, frm))
+            got.add(b)
+            for j in ends[b]:
+                if j == frm and len(ends[b]) > 1:
+                    continue
+                ok = allowed.get(j)
+                for b2 in at.get(j, []):
+                    if b2 != b and (ok is None or (b, b2) in ok):
+                        todo.append((b2, j))
+        return got
+
+    def contacts_in(got: set[int], extra: set[int]) -> set[int]:
+        juncs = {j for b in got for j in ends[b]} | extra
+        return {k for k in range(len(cts)) if at_branch[k] in got or (at_junc[k] and at_junc[k] in juncs)}
+
+    heads = {i for i, c in enumerate(cts) if c.head}
+    # going straight on at a crossing must join a tail side with a head side on both
+    # strokes; a "+" where one line fans out to both sides (a bus) pairs two heads (or two
+    # tails) instead: there every turn is allowed
+    for j, ok in list(allowed.items()):
+        if ok is None:
+            continue
+        for a_, b_ in {tuple(sorted(p)) for p in ok}:
+            sa = contacts_in(walk(a_, 0, j), set())
+            sb = contacts_in(walk(b_, 0, j), set())
+            if not ((sa & heads and sb - heads) or (sa - heads and sb & heads)):
+                allowed[j] = None
+                break
+    out: list[set[int]] = []
+    for i in range(len(cts)):
+        got = walk(at_branch[i], at_junc[i])
+        out.append(contacts_in(got, {at_junc[i]} if at_junc[i] else set()) - {i})
+    return out
+
+
+def _opposed(dx: np.ndarray, dy: np.ndarray, dd: np.ndarray, r: float, tol: float) -> bool:
+    """Whether the stroke pixels (offsets ``dx``, ``dy`` at distances ``dd`` from a point)
+    cross the ring of radius ``r`` in two arcs more than 100 degrees apart (a stroke
+    running on past the point, or a second stroke crossing the ring)."""
+    ring = np.abs(dd - r) <= tol
+    if ring.sum() < 2:
+        return False
+    ang = np.sort(np.degrees(np.arctan2(dy[ring], dx[ring])) % 360)
+    # split into arcs at gaps > 25 degrees
+    gaps = np.diff(np.concatenate([ang, ang[:1] + 360]))
+    cuts = np.nonzero(gaps > 25)[0]
+    if len(cuts) < 2:
+        return False
+    arcs = []
+    starts = (cuts + 1) % len(ang)
+    for s, e in zip(starts.tolist(), np.roll(cuts, -1).tolist(), strict=True):
+        a0, a1 = ang[s], ang[e]
+        if a1 < a0:
+            a1 += 360
+        arcs.append(((a0 + a1) / 2) % 360)
+    for i in range(len(arcs)):
+        for j in range(i + 1, len(arcs)):
+            sep = abs(arcs[i] - arcs[j]) % 360
+            sep = min(sep, 360 - sep)
+            if sep > 100:
+                return True
+    return False
+
+
+def _dot(a: tuple[float, float], b: tuple[float, float]) -> float:
+    return a[0] * b[0] + a[1] * b[1]
+
+
+def _cut_tips(poly: tuple[tuple[float, float], ...], th: float) -> list[list[tuple[float, float]]]:
+    """Triangles restoring acute polygon corners that a simplified contour cut off: for a
+    short edge (at most ``0.5 th``) whose two neighbouring edges converge outwards at an
+    acute angle (< 75 degrees) within ``th`` of it, the triangle between the short edge and
+    the apex where the neighbours meet (a diamond's or triangle's tip)."""
+    pts = [np.asarray(p, float) for p in poly]
+    n = len(pts)
+    out: list[list[tuple[float, float]]] = []
+    if n < 4:
+        return out
+    for i in range(n):
+        a, b = pts[i], pts[(i + 1) % n]
+        if float(np.hypot(*(b - a))) > max(3.0, 0.5 * th):
+            continue
+        pa, nb = pts[(i - 1) % n], pts[(i + 2) % n]
+        da, db = a - pa, b - nb  # directions running into the short edge from both sides
+        la, lb = float(np.hypot(*da)), float(np.hypot(*db))
+        if la < 1e-6 or lb < 1e-6:
+            continue
+        da, db = da / la, db / lb
+        cos_apex = float(da @ db)  # both run towards the apex
+        if cos_apex < math.cos(math.radians(75)):
+            continue
+        # apex: a + s da = b + t db
+        m = np.array([[da[0], -db[0]], [da[1], -db[1]]])
+        if abs(float(np.linalg.det(m))) < 1e-6:
+            continue
+        s_, t_ = np.linalg.solve(m, b - a)
+        if s_ <= 0 or t_ <= 0 or s_ > th or t_ > th:
+            continue
+        apex = a + s_ * da
+        out.append([(float(a[0]), float(a[1])), (float(apex[0]), float(apex[1])), (float(b[0]), float(b[1]))])
+    return out
 
 
 @AGENTS.register("topology_coder")

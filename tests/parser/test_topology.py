@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import numpy as np
+
+from sciflow.agents.diagram import Diagram, Shape, TextBox
+from sciflow.agents.grounder import Grounder
+
 from .drawing import Canvas, edges_by_label, labels
 
 
@@ -105,3 +110,80 @@ def test_line_without_head_gives_no_edge(parser):
     g = parser(c.array()).graph
     assert labels(g) == {"alpha", "beta"}
     assert g.edges == ()
+
+
+def test_crossing_orthogonal_routes_follow_their_own_path(parser):
+    # two L-shaped routes cross; the tails are not aligned with the heads they feed, so
+    # only tracing through the crossing (straight on) pairs them right
+    c = Canvas(760, 460)
+    c.box("Alpha", 30, 40)
+    c.box("Beta", 30, 360)
+    c.box("Gamma", 560, 40)
+    c.box("Delta", 560, 360)
+    c.line([(180, 65), (400, 65), (400, 300)])
+    c.arrow([(400, 300), (400, 385), (560, 385)])  # Alpha -> Delta
+    c.line([(180, 385), (300, 385), (300, 180)])
+    c.arrow([(300, 180), (480, 180), (480, 65), (560, 65)])  # Beta -> Gamma, crosses the first
+    g = parser(c.array()).graph
+    assert edges_by_label(g) == {("alpha", "delta"), ("beta", "gamma")}
+
+
+def test_two_edges_merging_into_one_node_stay_two_edges(parser):
+    c = Canvas(640, 420)
+    c.box("Image", 30, 40)
+    c.box("Text", 30, 330)
+    c.box("Fusion", 440, 185)
+    c.line([(180, 65), (300, 65), (300, 210)])
+    c.line([(180, 355), (300, 355), (300, 210)])
+    c.arrow([(300, 210), (440, 210)])
+    g = parser(c.array()).graph
+    assert edges_by_label(g) == {("image", "fusion"), ("text", "fusion")}
+
+
+def test_blunt_head_on_an_ellipse_side_gets_its_direction(parser):
+    # a filled head meeting an ellipse's side at a shallow angle lies mostly in the outline
+    # band that is masked with the node
+    c = Canvas(700, 320)
+    c.box("Source", 30, 30)
+    c.d.ellipse((330, 170, 670, 290), outline="black", width=2, fill="white")
+    c.text("Target Node", 500, 230)
+    tip = (420, 185)
+    c.arrow([(180, 55), tip])
+    g = parser(c.array()).graph
+    assert edges_by_label(g) == {("source", "target node")}
+
+
+def test_line_from_a_diamond_tip_is_not_an_arrowhead(parser):
+    # a contour simplification cuts the diamond's acute tips; the cut-off outline must not
+    # read as a head where a line leaves the tip
+    c = Canvas(760, 320)
+    c.d.polygon([(40, 80), (200, 40), (360, 80), (200, 120)], outline="black", width=2, fill="white")
+    c.text("Router", 200, 80)
+    c.box("Expert", 560, 230)
+    c.line([(40, 80), (20, 80), (20, 255)])
+    c.line([(20, 255), (300, 255)])
+    c.arrow([(300, 255), (560, 255)])
+    g = parser(c.array()).graph
+    assert edges_by_label(g) == {("router", "expert")}
+
+
+def test_container_title_never_captions_an_icon():
+    # a bare region right above a container's title (here: enclosed by another container's
+    # border and two connectors) is not an icon named by that title
+    img = np.full((300, 500, 3), 255, np.uint8)
+    frame = ((10.0, 120.0), (490.0, 120.0), (490.0, 290.0), (10.0, 290.0))
+    box = ((40.0, 200.0), (180.0, 200.0), (180.0, 260.0), (40.0, 260.0))
+    region = ((180.0, 80.0), (320.0, 80.0), (320.0, 118.0), (180.0, 118.0))
+    d = Diagram(image=img)
+    d.shapes = [
+        Shape(0, "rect", (10, 120, 490, 290), frame, (235, 240, 250), 0.9, 480 * 170),
+        Shape(1, "rect", (40, 200, 180, 260), box, (255, 255, 255), 0.99, 140 * 60, parent=0),
+        Shape(2, "rect", (180, 80, 320, 118), region, (255, 255, 255), 0.9, 140 * 38),
+    ]
+    d.text_lines = [
+        TextBox(0, "Decoder Stage", (200, 126, 300, 146), 0.99),
+        TextBox(1, "Upsample", (60, 220, 160, 240), 0.98),
+    ]
+    Grounder({}).run(d)
+    assert not [n for n in d.nodes if n.kind == "icon"]
+    assert [n.label for n in d.nodes if n.kind == "container"] == ["Decoder Stage"]
