@@ -224,3 +224,15 @@ def test_mismatched_metadata_is_refused(tiny_run, tmp_path):
     (tmp_path / "m.json").write_text(json.dumps(dict(meta, onnx_sha256="0" * 64)))
     with pytest.raises(RuntimeError, match="mismatched"):
         layout.BACKENDS.create("yolo_onnx", {"weights": str(tmp_path / "m.onnx")})
+
+
+def test_model_card_is_rendered_from_metadata(tiny_run):
+    from sciflow.detector.card import render_card
+
+    _, meta = tiny_run
+    card = render_card(meta)
+    assert meta["onnx_sha256"] in card and meta["pt_sha256"] in card
+    assert "| node |" in card and "mAP50" in card
+    assert "1 of 1 epochs" in card
+    with_eval = render_card(dict(meta, evaluation={"summary": "better", "header": ["a"], "rows": [["1"]]}))
+    assert "## Effect on the parser" in with_eval and "| 1 |" in with_eval
