@@ -426,7 +426,7 @@ def cmd_detector_dataset(args: argparse.Namespace) -> int:
     with _progress("rendering") as progress:
         task = progress.add_task("", total=args.n)
         summary = write_dataset(
-            args.out, args.n, seed=args.seed, val_fraction=args.val_fraction, max_side=args.max_side,
+            args.out, args.n, seed=args.seed, val_fraction=args.val_fraction, tile=args.tile, text_px=args.text_px,
             progress=lambda k: progress.update(task, completed=k),
         )
     console.print_json(json.dumps({k: summary[k] for k in ("images", "boxes", "styles")}))
@@ -587,7 +587,8 @@ def build_parser() -> argparse.ArgumentParser:
     dd.add_argument("--n", type=int, default=1000, help="number of images (default 1000)")
     dd.add_argument("--seed", type=int, default=0)
     dd.add_argument("--val-fraction", type=float, default=0.1)
-    dd.add_argument("--max-side", type=int, default=1024, help="longest image side before augmentation")
+    dd.add_argument("--tile", type=int, default=640, help="side of the square training tiles (= train --imgsz)")
+    dd.add_argument("--text-px", type=float, default=20.0, help="text line height the renders are scaled to")
     dd.set_defaults(func=cmd_detector_dataset)
     dt = dsub.add_parser("train", help="train the detector from scratch (needs the `detector` extra)")
     dt.add_argument("--data", type=Path, required=True, help="a dataset folder (its data.yaml)")

@@ -33,7 +33,7 @@ def _band(mask: np.ndarray, x0: int, y0: int, x1: int, y1: int) -> bool:
 
 @pytest.mark.parametrize("seed", range(8))
 def test_every_label_box_lies_on_its_drawn_element(seed):
-    item = render_item(seed, max_side=4000, augmented=False)  # native resolution: thin grey outlines stay ink
+    item = render_item(seed, augmented=False)  # native resolution: thin grey outlines stay ink
     assert item.boxes, "a render without elements"
     m = ink(item.image)
     t = 3  # px tolerance: anti-aliasing and outline width
@@ -127,14 +127,30 @@ def test_write_dataset_rejects_too_few(tmp_path):
 # --- ONNX post-processing -------------------------------------------------------------
 
 
-def test_tiles_cover_long_images_with_overlap():
-    assert layout.tiles(800, 600, 2.2, 1.6, 0.25) == [(0, 0, 800, 600)]
-    ts = layout.tiles(3000, 300, 2.2, 1.6, 0.25)
-    assert all(t[1] == 0 and t[3] == 300 and t[2] - t[0] == 480 for t in ts)
-    assert ts[0][0] == 0 and ts[-1][2] == 3000
-    assert all(b[0] < a[2] - 100 for a, b in zip(ts, ts[1:], strict=False))  # consecutive tiles overlap
-    tall = layout.tiles(200, 1000, 2.2, 1.6, 0.25)
-    assert tall[0] == (0, 0, 200, 320) and tall[-1][3] == 1000
+def test_tiles_cover_the_image_with_overlap():
+    assert layout.tiles(600, 400, 640, 0.2) == [(0, 0, 640, 640)]
+    ts = layout.tiles(1500, 700, 640, 0.2)
+    xs, ys = sorted({t[0] for t in ts}), sorted({t[1] for t in ts})
+    assert xs == [0, 512, 860] and ys == [0, 60]  # the last window ends at the image edge
+    assert all(t[2] - t[0] == 640 and t[3] - t[1] == 640 for t in ts)
+    covered = np.zeros((700, 1500), bool)
+    for x0, y0, x1, y1 in ts:
+        covered[y0:y1, x0:x1] = True
+    assert covered.all()
+
+
+def test_training_tile_has_the_text_scale_and_tile_size():
+    from sciflow.detector.dataset import text_height, training_tile
+
+    item = render_item(4, augmented=False)
+    whole = training_tile(item, 4, tile=1400, text_px=20.0, augmented=False)  # the whole render fits
+    assert whole.image.shape == (1400, 1400, 3)
+    assert text_height(whole.boxes) == pytest.approx(20.0, abs=0.05)
+    assert len(whole.boxes) == len(item.boxes)
+    assert np.all(whole.image[1300:, 1300:] == 255)  # page padding
+    tile = training_tile(item, 4, tile=320, text_px=20.0, augmented=False)
+    assert tile.image.shape == (320, 320, 3)
+    assert all(0 <= b[0] < b[2] <= 320 and 0 <= b[1] < b[3] <= 320 for _, b in tile.boxes)
 
 
 def test_nms_keeps_best_of_overlapping_boxes():
@@ -175,7 +191,7 @@ def tiny_run(tmp_path_factory):
     from sciflow.detector.train import TrainConfig, train
 
     root = tmp_path_factory.mktemp("det")
-    write_dataset(root / "data", 4, seed=11, val_fraction=0.5, max_side=320)
+    write_dataset(root / "data", 4, seed=11, val_fraction=0.5, tile=128, text_px=12.0)
     config = TrainConfig(data=str(root / "data"), epochs=1, imgsz=128, width=0.0625, batch=2, seed=0)
     meta = train(config, root / "run")
     return root / "run", meta
@@ -187,7 +203,7 @@ def test_tiny_training_records_config_and_exports(tiny_run):
     assert record["config"]["seed"] == 0 and record["config"]["width"] == 0.0625
     assert record["dataset"]["n"] == 4 and "ultralytics" in record["versions"]
     assert (run / "model.yaml").is_file() and (run / "weights" / "last.pt").is_file()
-    assert meta["classes"] == list(CLASSES) and meta["imgsz"] == 128
+    assert meta["classes"] == list(CLASSES) and meta["imgsz"] == 128 and meta["text_px"] == 12.0
     assert meta["epochs_completed"] == 1
     from sciflow.hashing import file_sha256
 
@@ -202,8 +218,10 @@ def test_tiny_model_runs_in_both_layout_backends(tiny_run):
     run, meta = tiny_run
     item = render_item(2, augmented=False)
     onnx = layout.BACKENDS.create("yolo_onnx", {"weights": str(run / "layout-detector.onnx"), "conf": 0.0})
-    boxes = onnx.detect(item.image)
-    assert boxes == onnx.detect(item.image)  # deterministic
+    boxes = onnx.detect(item.image, text_height=30.0)
+    assert boxes == onnx.detect(item.image, text_height=30.0)  # deterministic
+    assert onnx.scale_for(item.image, 30.0) == pytest.approx(12.0 * 1.5 / 30.0)
+    assert onnx.scale_for(item.image, None) == pytest.approx(128 / max(item.image.shape[:2]))
     h, w = item.image.shape[:2]
     assert all(0 <= b.bbox[0] <= b.bbox[2] <= w and 0 <= b.bbox[1] <= b.bbox[3] <= h for b in boxes)
     assert {b.cls for b in boxes} <= set(CLASSES)

@@ -16,10 +16,14 @@ Backend ``rules`` (default), exact behaviour:
    become candidate nodes of kind ``"text"`` (labels of more than ``max_words`` words are
    captions or paragraphs and are not candidates): the Topology Coder attaches arrows to them; the
    Graph Architect keeps only those an edge touches (others are titles, captions, edge
-   labels).
+   labels). With a Layout Detector (``diagram.layout``) and ``layout_nodes``, a free label
+   inside a detected ``node`` box (score >= ``layout_min_conf``) that overlaps no shape-based
+   node by more than a third of the box is instead a node of kind ``"detected"`` with that
+   box as outline (a node whose border the shape hunter missed: a faint fill, no outline).
 6. Labelled icons: see :meth:`RuleGrounder._captioned_icons` (ids ``i<k>``).
 7. Node ids are ``s<k>`` for shapes, ``o<k>`` for operators, ``t<k>`` for text candidates,
-   ``g<k>`` for containers (``k`` from the evidence ids), so they are deterministic.
+   ``d<k>`` for detected nodes, ``g<k>`` for containers (``k`` from the evidence ids), so they
+   are deterministic.
 """
 
 from __future__ import annotations
@@ -31,7 +35,17 @@ from typing import Any
 import cv2
 import numpy as np
 
-from .diagram import Diagram, GroundedNode, GroupEvidence, Shape, TextBox, bbox_intersection
+from .diagram import (
+    Diagram,
+    GroundedNode,
+    GroupEvidence,
+    LayoutBox,
+    Shape,
+    TextBox,
+    bbox_area,
+    bbox_intersection,
+)
+from .layout_evidence import enclosing_node_box
 from .registry import AGENTS, BackendAgent, Registry
 from .text_spotter import group_lines, make_label
 
@@ -55,6 +69,8 @@ class RuleGrounder:
         self.line_gap = float(self.params.get("line_gap", 0.6))
         self.word_gap = float(self.params.get("word_gap", 0.5))
         self.max_words = int(self.params.get("max_words", 12))
+        self.layout_nodes = bool(self.params.get("layout_nodes", True))
+        self.layout_min_conf = float(self.params.get("layout_min_conf", 0.5))
 
     def fingerprint(self) -> dict[str, Any]:
         return {"backend": "rules"}
@@ -142,6 +158,23 @@ class RuleGrounder:
                 )
             )
         return keep, icons
+
+    def _detected_node(
+        self, diagram: Diagram, label_box: tuple[float, float, float, float], nodes: list[GroundedNode]
+    ) -> LayoutBox | None:
+        """The Layout Detector's node box around a free label, when the shape hunter found no
+        shape there: a box holding the label that overlaps no shape-based node by more than a
+        third of its area. ``None`` without a detector or with ``layout_nodes = false``."""
+        if not (self.layout_nodes and diagram.layout):
+            return None
+        box = enclosing_node_box(diagram.layout, label_box, min_conf=self.layout_min_conf)
+        if box is None:
+            return None
+        area = bbox_area(box.bbox)
+        for n in nodes:
+            if n.kind not in ("text", "container") and bbox_intersection(n.bbox, box.bbox) > area / 3:
+                return None
+        return box
 
     def ground(self, diagram: Diagram) -> None:
         shapes = {s.id: s for s in diagram.shapes}
@@ -256,8 +289,20 @@ class RuleGrounder:
                 continue  # a caption or paragraph, not an input/output name
             members = [by_id[i] for i in lb.line_ids]
             lab = make_label(lb.id, members)
-            x0, y0, x1, y1 = lab.bbox
-            poly = ((x0, y0), (x1, y0), (x1, y1), (x0, y1))
+            detected = self._detected_node(diagram, lab.bbox, nodes)
+            if detected is not None:
+                nodes.append(
+                    GroundedNode(
+                        id=f"d{lb.id}",
+                        label=lab.text,
+                        bbox=detected.bbox,
+                        kind="detected",
+                        confidence=float(lab.confidence * detected.confidence),
+                        polygon=_rect(detected.bbox),
+                        text_ids=lab.line_ids,
+                    )
+                )
+                continue
             nodes.append(
                 GroundedNode(
                     id=f"t{lb.id}",
@@ -265,7 +310,7 @@ class RuleGrounder:
                     bbox=lab.bbox,
                     kind="text",
                     confidence=float(lab.confidence),
-                    polygon=poly,
+                    polygon=_rect(lab.bbox),
                     candidate=True,
                     text_ids=lab.line_ids,
                 )
@@ -296,6 +341,11 @@ class RuleGrounder:
         ]
         diagram.groups = groups
         diagram.free_text = labels
+
+
+def _rect(b: tuple[float, float, float, float]) -> tuple[tuple[float, float], ...]:
+    x0, y0, x1, y1 = b
+    return ((x0, y0), (x1, y0), (x1, y1), (x0, y1))
 
 
 def _xoverlap(a: tuple[float, ...], b: tuple[float, ...]) -> float:

@@ -12,15 +12,17 @@ Backends (``[parser.layout] backend``):
 * ``none``: no detector; ``diagram.layout`` stays empty.
 
 Detection policy (``yolo_onnx``), written out because it decides what the detector can see:
-the network takes a square ``imgsz`` input, so an image is letterboxed (scaled so its longer
-side is ``imgsz``, padded with grey 114 as in training). An image more elongated than
-``tile_aspect`` (a wide pipeline strip) would shrink its arrowheads below a few pixels, so it is
-cut along its long axis into overlapping tiles of aspect ``tile_length`` (overlap
-``tile_overlap``), the scale the detector was trained at (the dataset crops elongated renders
-the same way). Per tile: the best class per anchor with score >= ``conf``, then per-class
-non-maximum suppression at IoU ``iou``; a box touching an inner tile edge is dropped (its
-element lies whole in the neighbouring tile); tiles are merged by per-class NMS again.
-Coordinates are rounded to 0.1 px and scores to 1e-4 so that results are bit-stable.
+the network was trained on ``imgsz`` x ``imgsz`` tiles of diagrams rescaled so that a text
+line is ``text_px`` px high (``layout-detector.json``), which keeps arrowheads 10-20 px
+whatever the figure's size. So the image is rescaled by ``text_px / (h / ocr_line_ratio)``,
+with ``h`` the median height of the Text Spotter's lines (OCR line boxes are about
+``ocr_line_ratio`` x the glyph height the renderer reports; the factor is clamped to
+[0.25, 4]), and cut into ``imgsz`` tiles overlapping by ``tile_overlap``, padded with the page
+colour. Without text (or for a model without ``text_px``) the whole image is scaled to one
+tile. Per tile: the best class per anchor with score >= ``conf``, then per-class non-maximum
+suppression at IoU ``iou``; a box touching an inner tile edge is dropped (its element lies
+whole in the neighbouring tile); tiles are merged by per-class NMS again. Coordinates are
+rounded to 0.1 px and scores to 1e-4 so that results are bit-stable.
 """
 
 from __future__ import annotations
@@ -57,7 +59,7 @@ class NoLayout:
     def __init__(self, params: Mapping[str, Any]):
         self.params = dict(params)
 
-    def detect(self, image: np.ndarray) -> list[LayoutBox]:
+    def detect(self, image: np.ndarray, text_height: float | None = None) -> list[LayoutBox]:
         return []
 
     def fingerprint(self) -> dict[str, Any]:
@@ -102,21 +104,21 @@ def nms(boxes: np.ndarray, scores: np.ndarray, iou: float) -> list[int]:
     return keep
 
 
-def tiles(width: int, height: int, max_aspect: float, length: float, overlap: float) -> list[tuple[int, int, int, int]]:
-    """Windows (x0, y0, x1, y1) covering the image: the whole image when its aspect is at
-    most ``max_aspect``, else overlapping windows along the long axis, each ``length`` x the
-    short side long, consecutive windows sharing ``overlap`` of that length."""
-    long_side, short = max(width, height), min(width, height)
-    if long_side / max(1, short) <= max_aspect:
-        return [(0, 0, width, height)]
-    span = max(1, round(short * length))
-    step = max(1, round(span * (1 - overlap)))
-    starts = list(range(0, max(1, long_side - span) + 1, step))
-    if starts[-1] + span < long_side:
-        starts.append(long_side - span)
-    if width >= height:
-        return [(s, 0, s + span, height) for s in starts]
-    return [(0, s, width, s + span) for s in starts]
+def tiles(width: int, height: int, size: int, overlap: float) -> list[tuple[int, int, int, int]]:
+    """Windows ``(x0, y0, x1, y1)`` of side ``size`` covering a ``width`` x ``height`` image,
+    consecutive windows sharing ``overlap`` of ``size``; windows may run past the image's right
+    and bottom edges (the caller pads). One window when the image fits in one."""
+
+    def starts(length: int) -> list[int]:
+        if length <= size:
+            return [0]
+        step = max(1, round(size * (1 - overlap)))
+        out = list(range(0, length - size + 1, step))
+        if out[-1] + size < length:
+            out.append(length - size)
+        return out
+
+    return [(x, y, x + size, y + size) for y in starts(height) for x in starts(width)]
 
 
 def decode(
@@ -173,9 +175,9 @@ class ONNXLayout:
         self.imgsz = int(self.meta["imgsz"])
         self.conf = float(self.params.get("conf", 0.35))
         self.iou = float(self.params.get("iou", 0.6))
-        self.tile_aspect = float(self.params.get("tile_aspect", 2.2))
-        self.tile_length = float(self.params.get("tile_length", 1.6))
-        self.tile_overlap = float(self.params.get("tile_overlap", 0.25))
+        self.tile_overlap = float(self.params.get("tile_overlap", 0.2))
+        self.ocr_line_ratio = float(self.params.get("ocr_line_ratio", 1.5))
+        self.text_px = self.meta.get("text_px")
         opts = ort.SessionOptions()
         threads = int(self.params.get("threads", 0))
         if threads > 0:
@@ -198,31 +200,49 @@ class ONNXLayout:
         out = self.session.run(None, {self.input_name: x})[0]
         return decode(out, self.conf, self.iou, scale, pad)
 
-    def detect(self, image: np.ndarray) -> list[LayoutBox]:
+    def scale_for(self, image: np.ndarray, text_height: float | None) -> float:
+        """The factor the image is resized by before tiling (see the module docstring)."""
+        if self.text_px and text_height and text_height > 0:
+            return float(np.clip(self.text_px * self.ocr_line_ratio / text_height, 0.25, 4.0))
+        return self.imgsz / max(image.shape[:2])
+
+    def detect(self, image: np.ndarray, text_height: float | None = None) -> list[LayoutBox]:
+        import cv2  # noqa: PLC0415
+
         h, w = image.shape[:2]
-        windows = tiles(w, h, self.tile_aspect, self.tile_length, self.tile_overlap)
+        s = self.scale_for(image, text_height)
+        sw, sh = max(1, round(w * s)), max(1, round(h * s))
+        scaled = cv2.resize(image, (sw, sh), interpolation=cv2.INTER_AREA if s < 1 else cv2.INTER_LINEAR)
+        page = np.median(image.reshape(-1, 3)[:: max(1, h * w // 4096)], axis=0).astype(np.uint8)
+        windows = tiles(sw, sh, self.imgsz, self.tile_overlap)
         all_boxes, all_scores, all_cls = [], [], []
         for x0, y0, x1, y1 in windows:
-            b, s, c = self._detect_tile(np.ascontiguousarray(image[y0:y1, x0:x1]))
+            crop = scaled[y0:y1, x0:x1]
+            if crop.shape[:2] != (self.imgsz, self.imgsz):
+                canvas = np.empty((self.imgsz, self.imgsz, 3), np.uint8)
+                canvas[:] = page
+                canvas[: crop.shape[0], : crop.shape[1]] = crop
+                crop = canvas
+            b, sc, c = self._detect_tile(np.ascontiguousarray(crop))
             b = b + np.array([x0, y0, x0, y0])
             if len(windows) > 1:  # drop boxes cut by an inner tile edge
                 edge = 2.0
                 cut = np.zeros(len(b), dtype=bool)
                 if x0 > 0:
                     cut |= b[:, 0] <= x0 + edge
-                if x1 < w:
+                if x1 < sw:
                     cut |= b[:, 2] >= x1 - edge
                 if y0 > 0:
                     cut |= b[:, 1] <= y0 + edge
-                if y1 < h:
+                if y1 < sh:
                     cut |= b[:, 3] >= y1 - edge
-                b, s, c = b[~cut], s[~cut], c[~cut]
-            all_boxes.append(b)
-            all_scores.append(s)
+                b, sc, c = b[~cut], sc[~cut], c[~cut]
+            all_boxes.append(b / s)
+            all_scores.append(sc)
             all_cls.append(c)
-        boxes = np.concatenate(all_boxes) if all_boxes else np.zeros((0, 4))
-        scores = np.concatenate(all_scores) if all_scores else np.zeros(0)
-        classes = np.concatenate(all_cls) if all_cls else np.zeros(0, dtype=int)
+        boxes = np.concatenate(all_boxes)
+        scores = np.concatenate(all_scores)
+        classes = np.concatenate(all_cls)
         keep: list[int] = []
         for c in np.unique(classes):
             idx = np.flatnonzero(classes == c)
@@ -247,6 +267,7 @@ class ONNXLayout:
             "imgsz": self.imgsz,
             "conf": self.conf,
             "iou": self.iou,
+            "text_px": self.text_px,
         }
 
 
@@ -268,7 +289,7 @@ class YOLOLayout:
         self.conf = float(self.params.get("conf", 0.25))
         self.device = str(self.params.get("device", "cpu"))
 
-    def detect(self, image: np.ndarray) -> list[LayoutBox]:
+    def detect(self, image: np.ndarray, text_height: float | None = None) -> list[LayoutBox]:
         res = self.model.predict(image[:, :, ::-1], conf=self.conf, device=self.device, verbose=False)
         out: list[LayoutBox] = []
         for r in res:
@@ -290,7 +311,8 @@ class LayoutDetector(BackendAgent):
     inherit_params = False
 
     def run(self, diagram: Diagram) -> None:
-        diagram.layout = self.backend.detect(diagram.image)
+        heights = [t.height for t in diagram.text_lines]
+        diagram.layout = self.backend.detect(diagram.image, float(np.median(heights)) if heights else None)
         counts: dict[str, int] = {}
         for b in diagram.layout:
             counts[b.cls] = counts.get(b.cls, 0) + 1

@@ -40,7 +40,11 @@ Backend ``strokes`` (default), exact behaviour (``th`` = median OCR line height)
    an edge label's mask). A contact on a shape without such a head is looked at again on
    the unmasked ink within ``R`` outside the node's interior (polygon eroded by ``w + 2``):
    at least ``2 k^2`` px surviving an opening with a ``k = w + 2`` square is a filled head
-   that landed on the outline at a shallow angle (skipped for dark-filled nodes).
+   that landed on the outline at a shallow angle (skipped for dark-filled nodes). With a
+   Layout Detector (``diagram.layout``), a detected ``arrowhead`` (score >=
+   ``layout_min_conf``) whose box, grown by ``R / 2``, holds the contact makes it a head;
+   ``layout_veto_margin`` > 0 also drops a geometric head that passed its test by less than
+   that margin with no detection near it.
 5. Edges per connector: on a connector with 3+ contacts, some with and some without a
    head, each tail gets an edge to every head its path reaches along the connector's
    skeleton (see :func:`_reachability`: straight on through crossings, any turn at merges
@@ -69,6 +73,7 @@ import numpy as np
 from scipy.spatial import cKDTree
 
 from .diagram import Diagram, EdgeEvidence, GroundedNode, Stroke
+from .layout_evidence import arrowhead_support
 from .registry import AGENTS, BackendAgent, Registry
 from .shape_hunter import background_color
 
@@ -129,6 +134,8 @@ class StrokeTopology:
         self.dash_gap_min = float(p.get("dash_gap_min", 6))
         self.label_dist = float(p.get("label_dist", 1.5))
         self.extend = float(p.get("extend", 1.5))
+        self.layout_min_conf = float(p.get("layout_min_conf", 0.5))
+        self.layout_veto_margin = float(p.get("layout_veto_margin", 0.0))
 
     def fingerprint(self) -> dict[str, Any]:
         return {"backend": "strokes"}
@@ -243,6 +250,8 @@ class StrokeTopology:
                 self._arrowhead(ct, comps, pieces, th, limit)
                 if not ct.head:
                     self._hidden_head(d, ct, raw, targets, comps, members, th, limit)
+                if d.layout:
+                    self._detected_head(d, ct, th, limit)
             if len(cts) == 2 and cts[0].head and cts[1].head:
                 # two "heads": keep both only when they look alike (a double-headed arrow)
                 a, b = cts
@@ -599,6 +608,20 @@ class StrokeTopology:
             if np.min(np.hypot(xs + c.x0 - ct.x, ys + c.y0 - ct.y)) <= R:
                 out.append(mem[0])
         return out
+
+    def _detected_head(self, d: Diagram, ct: _Contact, th: float, limit: float) -> None:
+        """Fuse the Layout Detector's arrowheads with the geometric reading of one contact: a
+        detected head (score >= ``layout_min_conf``) within half a head window of the contact
+        makes it a head; with ``layout_veto_margin`` > 0 a geometric head that passed its test
+        by less than that margin and has no detection near it is dropped."""
+        R = max(4.0, min(max(6.0, self.head * th), limit))
+        support = arrowhead_support(d.layout, ct.x, ct.y, radius=0.5 * R, min_conf=self.layout_min_conf)
+        if support > 0 and not ct.head:
+            ct.head = True
+            ct.margin = support
+            ct.spread = max(ct.spread, 1.0)
+        elif support == 0 and ct.head and ct.margin < self.layout_veto_margin:
+            ct.head = False
 
     def _arrowhead(
         self, ct: _Contact, comps: dict[int, _Comp], members: list[int], th: float, limit: float = math.inf

@@ -54,7 +54,8 @@ def render_card(meta: dict[str, Any]) -> str:
         f"width multiple {cfg.get('width') or 'of ' + str(cfg.get('model'))}), trained **from scratch** on "
         "framework diagrams rendered by sciflow itself with exact boxes (`sciflow detector dataset`), "
         "exported to ONNX (opset 17) and run by the Layout Detector's `yolo_onnx` backend through "
-        f"onnxruntime. Input {meta['imgsz']}x{meta['imgsz']} (letterboxed; elongated images in tiles). "
+        f"onnxruntime. Input: {meta['imgsz']}x{meta['imgsz']} tiles of the image rescaled so a text line is "
+        f"{meta.get('text_px')} px high. "
         f"Classes: {', '.join('`' + c + '`' for c in meta['classes'])}.",
         "",
         "| file | sha256 |",
@@ -67,13 +68,14 @@ def render_card(meta: dict[str, Any]) -> str:
         f"- Data: {ds.get('n', '?')} rendered images (seed {ds.get('seed', '?')}; "
         f"{ds.get('images', {}).get('train', '?')} train / {ds.get('images', {}).get('val', '?')} validation; "
         f"styles {json.dumps(ds.get('styles', {}))}), augmented with background panels, decorative icons, "
-        "colour shifts, blur, noise, JPEG and rescaling; elongated renders cropped to tiles.",
+        "colour shifts, blur, noise and JPEG, rescaled to the text scale (x0.75-1.33) and cut to one random tile each.",
         f"- Schedule: {meta.get('epochs_completed', '?')} of {cfg['epochs']} epochs, image size {cfg['imgsz']}, "
         f"batch {cfg['batch']}, seed {cfg['seed']}, mosaic {cfg['mosaic']} (off for the last {cfg['close_mosaic']}), "
         f"no horizontal flips; from scratch (no pretrained weights).",
         f"- Hardware and time: {where}, "
         + (f"{hours / 3600:.2f} h." if isinstance(hours, (int, float)) else "time not recorded."),
-        f"- Reproduce: `sciflow detector dataset -o DATA --n {ds.get('n', 'N')} --seed {ds.get('seed', 0)}` then "
+        f"- Reproduce: `sciflow detector dataset -o DATA --n {ds.get('n', 'N')} --seed {ds.get('seed', 0)} "
+        f"--tile {cfg['imgsz']} --text-px {meta.get('text_px')}` then "
         f"`sciflow detector train --data DATA --epochs {cfg['epochs']} --imgsz {cfg['imgsz']} "
         f"--width {cfg.get('width')} --batch {cfg['batch']} --seed {cfg['seed']}` (needs `pip install "
         "'sciflow[detector]'`; `--resume` continues an interrupted run).",
@@ -95,8 +97,8 @@ def render_card(meta: dict[str, Any]) -> str:
         "",
         "- Trained only on sciflow's own renderers (Graphviz and Pillow styles plus augmentations); real "
         "paper figures (photos, 3-D blocks, dense annotations) are outside its training distribution.",
-        "- Small arrowheads on very large or very wide figures shrink below a few pixels at the input size; "
-        "tiling helps only elongated images.",
+        "- The text scale comes from the OCR line heights: a figure without readable text is seen whole, at "
+        "one tile, where small arrowheads vanish.",
         "- Trained with ultralytics (AGPL-3.0); check its licence terms before redistributing the weights "
         "commercially.",
         "",

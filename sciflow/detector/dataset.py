@@ -3,8 +3,10 @@
 Boxes come from the renderers themselves (:attr:`sciflow.synth.common.SynthDiagram.elements`:
 Graphviz ``-Tjson`` geometry, the Pillow renderer's own drawing calls), never from guesses.
 Styles: Graphviz (the parser benchmark's generator, with some fan-in nodes drawn as operator
-circles) and Pillow; each image then goes through :func:`sciflow.detector.augment.augment`
-and a random rescale.
+circles) and Pillow. Each render is rescaled to a common text height (``text_px`` x a random
+factor in [0.75, 1.33]), augmented (:func:`sciflow.detector.augment.augment`) and cut to one
+random ``tile`` x ``tile`` window: the detector works at a fixed text scale on tiles, which
+keeps 8-20 px arrowheads visible whatever the size of the figure.
 
 Layout written (the ultralytics convention)::
 
@@ -103,46 +105,52 @@ def crop_window(
     return np.ascontiguousarray(image[y0:y1, x0:x1]), out
 
 
-def _elongated_crop(
-    image: np.ndarray, boxes: list[tuple[str, Box]], rng: random.Random, max_aspect: float = 2.2
-) -> tuple[np.ndarray, list[tuple[str, Box]], bool]:
-    """A random window of aspect 1.2-2.0 from an image more elongated than ``max_aspect``:
-    the detector sees wide diagrams through such tiles (see the Layout Detector), so it is
-    trained on them at the same scale."""
-    h, w = image.shape[:2]
-    if max(h, w) / max(1, min(h, w)) <= max_aspect:
-        return image, boxes, False
-    side = min(h, w)
-    length = int(min(max(h, w), side * rng.uniform(1.2, 2.0)))
-    start = rng.randrange(0, max(h, w) - length + 1)
-    window = (start, 0, start + length, h) if w >= h else (0, start, w, start + length)
-    image, boxes = crop_window(image, boxes, window)
-    return image, boxes, True
+def text_height(boxes: list[tuple[str, Box]]) -> float | None:
+    """The height of one text line in a render: the 25th percentile of its ``text`` box heights
+    (most labels are one line; multi-line ones sit above the percentile)."""
+    hs = [b[3] - b[1] for c, b in boxes if c == "text"]
+    return float(np.percentile(hs, 25)) if hs else None
 
 
-def render_item(seed: int, max_side: int = 1024, augmented: bool = True) -> DetectorItem:
-    """One dataset item from ``seed`` (deterministic): a render, cropped to a tile when very
-    elongated, rescaled so its longer side is at most ``max_side`` x U(0.6, 1.0) px, then
-    augmented (``augmented=False`` skips crop, random scale and augmentation)."""
+def render_item(seed: int, augmented: bool = True) -> DetectorItem:
+    """One diagram from ``seed`` (deterministic) at its native resolution, with its exact
+    element boxes; augmented unless ``augmented`` is False."""
     rng = random.Random(seed)
     name = f"det-{seed}"
     style = "graphviz" if rng.random() < GRAPHVIZ_SHARE else "pillow"
     image, boxes = (_render_graphviz if style == "graphviz" else _render_pillow)(rng, name)
     applied: list[str] = []
     if augmented:
-        image, boxes, cropped = _elongated_crop(image, boxes, rng)
-        if cropped:
-            applied.append("tile_crop")
-    longest = max(image.shape[:2])
-    target = max_side * rng.uniform(0.6, 1.0) if augmented else max_side
-    if longest > target:
-        image, boxes = rescale(image, boxes, target / longest)
-        applied.append("rescale")
+        image, boxes, applied = augment(image, boxes, rng)
+    return DetectorItem(name, image, boxes, style, applied)
+
+
+def training_tile(
+    item: DetectorItem, seed: int, tile: int = 640, text_px: float = 20.0, augmented: bool = True
+) -> DetectorItem:
+    """The square window the detector trains on: ``item`` rescaled so a text line is
+    ``text_px`` x U(0.75, 1.33) px high (the Layout Detector rescales images the same way,
+    from the OCR line heights, so it sees every diagram at one scale), augmented (see
+    :func:`sciflow.detector.augment.augment`), then a random ``tile`` x ``tile`` window; the
+    page colour pads what the image does not cover."""
+    rng = random.Random(seed)
+    image, boxes = item.image, item.boxes
+    applied = list(item.augmentations)
+    th = text_height(boxes)
+    if th:
+        factor = text_px * (rng.uniform(0.75, 1.33) if augmented else 1.0) / th
+        image, boxes = rescale(image, boxes, factor)
+        applied.append("text_scale")
     if augmented:
         image, boxes, more = augment(image, boxes, rng)
         applied += more
-    boxes = clip_boxes(boxes, image.shape[1], image.shape[0])
-    return DetectorItem(name, image, boxes, style, applied)
+    h, w = image.shape[:2]
+    x0 = rng.randrange(0, w - tile + 1) if w > tile else 0
+    y0 = rng.randrange(0, h - tile + 1) if h > tile else 0
+    image, boxes = crop_window(image, boxes, (x0, y0, min(w, x0 + tile), min(h, y0 + tile)))
+    canvas = np.full((tile, tile, 3), 255, dtype=np.uint8)
+    canvas[: image.shape[0], : image.shape[1]] = image
+    return DetectorItem(item.name, canvas, clip_boxes(boxes, tile, tile), item.style, applied)
 
 
 def yolo_lines(boxes: list[tuple[str, Box]], width: int, height: int) -> list[str]:
@@ -159,7 +167,8 @@ def write_dataset(
     n: int,
     seed: int = 0,
     val_fraction: float = 0.1,
-    max_side: int = 1024,
+    tile: int = 640,
+    text_px: float = 20.0,
     progress: Callable[[int], None] | None = None,
 ) -> dict[str, Any]:
     """Write ``n`` items to ``out`` (item ``i`` rendered from seed ``seed * 1_000_003 + i``;
@@ -179,7 +188,8 @@ def write_dataset(
         (out / "labels" / split).mkdir(parents=True, exist_ok=True)
     for i in range(n):
         split = "val" if every and i % every == 0 else "train"
-        item = render_item(seed * 1_000_003 + i, max_side=max_side)
+        item_seed = seed * 1_000_003 + i
+        item = training_tile(render_item(item_seed, augmented=False), item_seed, tile=tile, text_px=text_px)
         h, w = item.image.shape[:2]
         ext = "jpg" if "jpeg" in item.augmentations else "png"
         img = Image.fromarray(item.image)
@@ -200,7 +210,8 @@ def write_dataset(
         "n": n,
         "seed": seed,
         "val_fraction": val_fraction,
-        "max_side": max_side,
+        "tile": tile,
+        "text_px": text_px,
         "classes": list(CLASSES),
         "images": dict(sizes),
         "boxes": {s: {c: counts[s][c] for c in CLASSES} for s in counts},

@@ -53,6 +53,7 @@ class TrainConfig:
     fliplr: float = 0.0  # diagrams are never mirrored: flipping would teach mirrored text
     mosaic: float = 1.0
     close_mosaic: int = 5
+    scale: float = 0.25  # random zoom +-25 %: the dataset already varies the text scale (x0.75-1.33)
 
 
 def _ultralytics() -> Any:
@@ -134,6 +135,7 @@ def train(config: TrainConfig, run_dir: Path, resume: bool = False) -> dict[str,
             fliplr=config.fliplr,
             mosaic=config.mosaic,
             close_mosaic=config.close_mosaic,
+            scale=config.scale,
             pretrained=False,
             amp=False,  # the AMP check downloads a checkpoint; CPU training has no AMP anyway
             plots=False,  # plotting fetches a font from the internet
@@ -178,12 +180,16 @@ def finalize(
         "format": "sciflow-layout-detector/1",
         "classes": list(CLASSES),
         "imgsz": config.imgsz,
+        # the scale the tiles were rendered at: the Layout Detector rescales images to it
+        "text_px": dataset.get("text_px"),
         "onnx_sha256": file_sha256(onnx_path),
         "pt_sha256": file_sha256(best),
         "train_config": asdict(config),
         "epochs_completed": epochs_done,
         "training_seconds": None if seconds is None else round(seconds, 1),
-        "dataset": {k: dataset.get(k) for k in ("n", "seed", "images", "boxes", "styles") if k in dataset},
+        "dataset": {
+            k: dataset.get(k) for k in ("n", "seed", "tile", "text_px", "images", "boxes", "styles") if k in dataset
+        },
         "validation": {
             "mAP50": round(float(res.box.map50), 4),
             "mAP50-95": round(float(res.box.map), 4),
