@@ -17,8 +17,8 @@ Backend ``rules`` (default), exact behaviour:
    captions or paragraphs and are not candidates): the Topology Coder attaches arrows to them; the
    Graph Architect keeps only those an edge touches (others are titles, captions, edge
    labels). With a Layout Detector (``diagram.layout``) and ``layout_nodes``, a free label
-   inside a detected ``node`` box (score >= ``layout_min_conf``) that overlaps no shape-based
-   node by more than a third of the box is instead a node of kind ``"detected"`` with that
+   inside a detected ``node`` box (score >= ``layout_min_conf``) that shares with no
+   shape-based node more than a third of the smaller box is instead a node of kind ``"detected"`` with that
    box as outline (a node whose border the shape hunter missed: a faint fill, no outline).
 6. Labelled icons: see :meth:`RuleGrounder._captioned_icons` (ids ``i<k>``).
 7. Node ids are ``s<k>`` for shapes, ``o<k>`` for operators, ``t<k>`` for text candidates,
@@ -163,8 +163,8 @@ class RuleGrounder:
         self, diagram: Diagram, label_box: tuple[float, float, float, float], nodes: list[GroundedNode]
     ) -> LayoutBox | None:
         """The Layout Detector's node box around a free label, when the shape hunter found no
-        shape there: a box holding the label that overlaps no shape-based node by more than a
-        third of its area. ``None`` without a detector or with ``layout_nodes = false``."""
+        shape there: a box holding the label that shares with no shape-based node more than a
+        third of the smaller of the two. ``None`` without a detector or with ``layout_nodes = false``."""
         if not (self.layout_nodes and diagram.layout):
             return None
         box = enclosing_node_box(diagram.layout, label_box, min_conf=self.layout_min_conf)
@@ -172,7 +172,8 @@ class RuleGrounder:
             return None
         area = bbox_area(box.bbox)
         for n in nodes:
-            if n.kind not in ("text", "container") and bbox_intersection(n.bbox, box.bbox) > area / 3:
+            small = min(area, bbox_area(n.bbox))
+            if n.kind not in ("text", "container") and bbox_intersection(n.bbox, box.bbox) > small / 3:
                 return None
         return box
 
