@@ -18,13 +18,21 @@ Backends (``[parser.shape_hunter] backend``), registered in :data:`BACKENDS`:
      (``min_solidity_bg`` when its colour equals the background colour); a thin band (under
      35 % of its filled area, under 8 px thick) is the inside of a thick outline and is skipped.
   4. Fragments are merged: two candidates of the same colour (max channel difference at most
-     ``color_tol``) that are separated only by a thin stroke (within ``merge_gap`` px) are one
+     3 x the sum of their colour noise, the 75th percentile of their pixels' deviation from
+     the median, clamped to ``[4, color_tol]``: a flat #f5f5f5 ellipse is not the white
+     paper next to it) that are separated only by a thin stroke (within ``merge_gap`` px) are one
      shape (a container cut by a connector, a cylinder's cap and body) unless either is
      surrounded (``surround_frac`` of its outer ring) by other candidates of its colour, which
      makes it a nested shape.
+     A merged group is dropped as a patch of paper closed in by connectors, container
+     borders and other shapes when it holds no OCR line's centre and at least 30 % of the
+     non-ink pixels 3-7 px outside it have its colour (:meth:`OpenCVShapes._enclosed_gap`).
   5. Kind from the contour: ellipse/circle (area within 6 % of the fitted ellipse), 4-vertex
      polygons as rect / diamond / parallelogram / trapezoid, rounded rect (bbox fill ratio in
-     ``[0.86, 0.985)`` with straight sides), cylinder (a merged cap on top), else polygon.
+     ``[0.86, 0.985)`` with straight sides), cylinder (a merged cap on top, or a cap arc found
+     above the body by :func:`_cap_above`: a fill-coloured gap, a smooth arc, no text inside
+     the cap), else polygon. A diamond's polygon is its 4 corners grown out
+     to the outline's sharp tips (:func:`_diamond_tips`).
   6. ``parent`` is the smallest other shape whose outline contains this shape's bbox.
   8. Frames: rectangles assembled from long straight ink runs (at least ``frame_len`` x the
      text height): top and bottom runs with matching ends plus left and right runs covering
@@ -275,10 +283,13 @@ class OpenCVShapes(ShapeBackend):
                 dtm = cv2.distanceTransform(np.pad(mask, 1), cv2.DIST_L2, 3).max()
                 if dtm < 4.0:  # the band inside a thick outline, not a shape
                     continue
-            color = np.median(image[y : y + bh, x : x + bw][mask > 0], axis=0)
-            cands[i] = {"box": (x, y, x + bw, y + bh), "mask": mask, "color": color, "area": farea}
+            pix = image[y : y + bh, x : x + bw][mask > 0]
+            color = np.median(pix, axis=0)
+            # colour noise (JPEG, gradients): the 75th percentile of the pixels' deviation from the median
+            noise = float(np.percentile(np.abs(pix.astype(np.int16) - color.astype(np.int16)).max(axis=1), 75))
+            cands[i] = {"box": (x, y, x + bw, y + bh), "mask": mask, "color": color, "area": farea, "noise": noise}
         groups = self._merge(cands, labels, bg)
-        return self._finish(groups, cands, image, bg, barrier)
+        return self._finish(groups, cands, image, bg, barrier, text_lines)
 
     # -- rectangular frames (containers) -----------------------------------------
     def _add_frames(
@@ -364,6 +375,14 @@ class OpenCVShapes(ShapeBackend):
         return assign_parents(out)
 
     # -- fragments ---------------------------------------------------------------
+    def _same_fill(self, a: dict[str, Any], b: dict[str, Any]) -> bool:
+        """Two fragments have one fill when their median colours differ by at most their colour
+        noise (``3 x`` the sum, at least 4, at most ``color_tol``): flat fills must match
+        closely (a #f5f5f5 ellipse on white is its own shape), noisy ones (JPEG, gradients)
+        get the full tolerance."""
+        tol = min(self.color_tol, max(4.0, 3.0 * (a.get("noise", 0.0) + b.get("noise", 0.0))))
+        return _same_color(a["color"], b["color"], tol)
+
     def _merge(self, cands: dict[int, dict[str, Any]], labels: np.ndarray, bg: np.ndarray) -> list[list[int]]:
         g = self.merge_gap
         h, w = labels.shape
@@ -383,7 +402,7 @@ class OpenCVShapes(ShapeBackend):
             ids, counts = np.unique(lab, return_counts=True)
             same = {}
             for j, k in zip(ids.tolist(), counts.tolist(), strict=True):
-                if j != i and j in cands and _same_color(cands[j]["color"], c["color"], self.color_tol):
+                if j != i and j in cands and self._same_fill(cands[j], c):
                     same[j] = k
             total = int(lab.size)
             if sum(same.values()) >= self.surround_frac * total:
@@ -426,6 +445,41 @@ class OpenCVShapes(ShapeBackend):
             groups.setdefault(find(i), []).append(i)
         return list(groups.values())
 
+    def _enclosed_gap(
+        self,
+        m: np.ndarray,
+        X0: int,
+        Y0: int,
+        image: np.ndarray,
+        ink: np.ndarray,
+        color: np.ndarray,
+        members: list[int],
+        cands: dict[int, dict[str, Any]],
+        centres: list[tuple[float, float]],
+    ) -> bool:
+        """True for a patch of the surrounding paper closed in by connectors, container
+        borders and other shapes (not a shape): it holds no text line's centre and its fill
+        is the colour of at least 30 % of the non-ink pixels 3-7 px outside its outline,
+        within the fragments' colour noise (:meth:`_same_fill`). A drawn shape either differs from its
+        surroundings or, on diagrams with text, holds a label; an empty box of the paper's
+        colour is lost, which is rarer than the spurious regions such patches make."""
+        mh, mw = m.shape
+        for cx, cy in centres:
+            xi, yi = int(cx) - X0, int(cy) - Y0
+            if 0 <= xi < mw and 0 <= yi < mh and m[yi, xi]:
+                return False
+        outer = cv2.dilate(m, np.ones((15, 15), np.uint8))
+        ring = (outer > 0) & (cv2.dilate(m, np.ones((7, 7), np.uint8)) == 0)
+        sub_ink = ink[Y0 : Y0 + mh, X0 : X0 + mw]
+        pix = image[Y0 : Y0 + mh, X0 : X0 + mw][ring & ~sub_ink]
+        if pix.shape[0] < 20:
+            return False
+        noise = max(cands[i].get("noise", 0.0) for i in members)
+        tol = min(self.color_tol, max(4.0, 3.0 * noise))
+        dev = np.abs(pix.astype(np.int16) - np.asarray(color, np.int16).reshape(1, 3)).max(axis=1)
+        # a patch cut from a container by its border has the container's fill on part of its ring only
+        return float((dev <= tol).mean()) >= 0.3
+
     def _finish(
         self,
         groups: list[list[int]],
@@ -433,8 +487,10 @@ class OpenCVShapes(ShapeBackend):
         image: np.ndarray,
         bg: np.ndarray,
         barrier: np.ndarray,
+        text_lines: list[TextBox] | None = None,
     ) -> list[Shape]:
         h, w = image.shape[:2]
+        centres = [((t.bbox[0] + t.bbox[2]) / 2, (t.bbox[1] + t.bbox[3]) / 2) for t in text_lines or ()]
         ink = ink_mask(image, bg, 40) > 0
         found: list[tuple[BBox, np.ndarray, str, float, tuple[int, int, int], float]] = []
         for members in groups:
@@ -468,13 +524,15 @@ class OpenCVShapes(ShapeBackend):
             is_bg = _same_color(color, bg, self.color_tol)
             if solidity < (self.min_solidity_bg if is_bg else self.min_solidity):
                 continue
+            if centres and self._enclosed_gap(m, X0, Y0, image, ink, color, members, cands, centres):
+                continue
             cap = False
             if len(members) == 2:
                 (a, b) = sorted(members, key=lambda i: cands[i]["box"][1])
                 ba, bb = cands[a]["box"], cands[b]["box"]
                 wa, ha = ba[2] - ba[0], ba[3] - ba[1]
                 cap = wa >= 0.8 * (x1 - x0) and ha < 0.4 * (y1 - y0) and bb[1] >= ba[1] + 0.5 * ha
-            arc = _cap_above(m, X0, Y0, image, color)
+            arc = _cap_above(m, X0, Y0, image, color, [t.bbox for t in text_lines or ()])
             sag = 0.0 if arc is not None else _cylinder_sag(m)
             if arc is not None:  # a cylinder body: cover the cap's upper arc
                 cap = True
@@ -488,6 +546,11 @@ class OpenCVShapes(ShapeBackend):
             cnt = cnt + np.array([[[X0, Y0]]])
             kind, conf = _classify(cnt, area, cap)
             poly = cv2.approxPolyDP(cnt, 1.0, True).reshape(-1, 2)
+            if kind == "diamond":
+                tips = _diamond_tips(cnt, ink)
+                if tips is not None:
+                    poly = tips
+                    cnt = tips.reshape(-1, 1, 2)
             bx, by, bw2, bh2 = cv2.boundingRect(cnt)
             stroke = 1.0
             found.append(
@@ -1061,13 +1124,21 @@ def _cylinder_sag(m: np.ndarray) -> float:
     return 0.0
 
 
-def _cap_above(m: np.ndarray, X0: int, Y0: int, image: np.ndarray, fill: np.ndarray) -> list[tuple[int, int]] | None:
+def _cap_above(
+    m: np.ndarray, X0: int, Y0: int, image: np.ndarray, fill: np.ndarray, text_boxes: list[BBox] | None = None
+) -> list[tuple[int, int]] | None:
     """Height of a cylinder cap drawn above a region (``m``: the region grown onto its
     outline). Scanning up from the top of ``m`` in the middle 80 % of its columns: any rest of
     the outline, then a gap of the region's fill colour (max channel difference <= 40), then
     an outline again (the cap's upper arc), within 40 % of the region height, in at least
-    60 % of the columns; the arc is not lower in the middle than at the sides. Returns the
-    arc's top pixels ``(x, y)`` in image coordinates, or None."""
+    60 % of the columns; the arc is not lower in the middle than at the sides. Then two
+    checks against what else draws ink above a box: arc points more than 3 px off the
+    arc's running median (5 columns) are dropped (an arrowhead or connector landing on the
+    top is not the cap's smooth arc), and the cap's interior (between the region's top and
+    the arc) must hold no text: when it covers 25 % of an OCR line box, the "cap" is the
+    band of the box's own top above a label that cut the region (a rounded box whose top
+    an arrowhead touches). Returns the arc's top pixels ``(x, y)`` in image coordinates, or
+    None."""
     cols = np.nonzero(m.any(axis=0))[0]
     if len(cols) < 20:
         return None
@@ -1076,7 +1147,7 @@ def _cap_above(m: np.ndarray, X0: int, Y0: int, image: np.ndarray, fill: np.ndar
     lim = max(4, int(0.4 * height))
     k = len(cols) // 10
     fill_i = np.asarray(fill, np.int16)
-    tops, arcs = [], []
+    tops, arcs, bottoms = [], [], []
     for c in cols[k : len(cols) - k]:
         yt = int(np.argmax(m[:, c])) + Y0
         x = int(c) + X0
@@ -1093,17 +1164,88 @@ def _cap_above(m: np.ndarray, X0: int, Y0: int, image: np.ndarray, fill: np.ndar
         if j == i or j >= ink.size:
             continue
         tops.append(x)
+        bottoms.append(yt)
         arcs.append(yt - 1 - j - 2)  # the arc's lower edge, plus a 2-px outline
     n = len(cols) - 2 * k
     if n <= 0 or len(arcs) < 0.6 * n:
         return None
     arcs_a = np.array(arcs, float)
+    # a cap's arc is smooth: points off the running median are arrowheads or connectors
+    med = np.array([np.median(arcs_a[max(0, i - 2) : i + 3]) for i in range(len(arcs_a))])
+    keep = np.abs(arcs_a - med) <= 3.0
+    if keep.sum() < 0.6 * n:
+        return None
+    tops = [x for x, kk in zip(tops, keep, strict=True) if kk]
+    bottoms = [b for b, kk in zip(bottoms, keep, strict=True) if kk]
+    arcs_a = arcs_a[keep]
+    arcs = [int(a) for a in arcs_a]
+    band = (float(min(tops)), float(arcs_a.min()), float(max(tops) + 1), float(np.median(bottoms)))
+    for tb in text_boxes or ():
+        if _box_area(tb) > 0 and bbox_inter(band, tb) >= 0.25 * _box_area(tb):
+            return None  # text inside the "cap": the box's own top band above its label
     q = max(1, len(arcs_a) // 5)
     mid = float(np.median(arcs_a[len(arcs_a) // 2 - q // 2 : len(arcs_a) // 2 + q // 2 + 1]))
     side = float(np.median(np.concatenate([arcs_a[:q], arcs_a[-q:]])))
     if mid > side:  # the arc must not sag in the middle
         return None
     return [(x, int(y)) for x, y in zip(tops, arcs, strict=True)]
+
+
+def _diamond_tips(cnt: np.ndarray, ink: np.ndarray) -> np.ndarray | None:
+    """The 4 corners of a diamond grown out to its outline's sharp tips. The interior (and
+    so the contour grown from it) stops short of an acute tip, where the two outline strokes
+    merge into solid ink; ``approxPolyDP`` cuts the rest. Each side is fitted with a line
+    (the contour points of its middle 60 %); adjacent sides meet at the tip. A corner moves
+    to that intersection, walked back to the last ink pixel on the way there (so an open or
+    rounded tip is not overshot), by at most 40 % of the corner's distance to the centre.
+    ``cnt``: the contour in image coordinates; ``ink``: the image's ink mask. None when the
+    contour does not simplify to 4 corners."""
+    c = cnt.reshape(-1, 2).astype(np.float64)
+    approx = cv2.approxPolyDP(cnt.astype(np.int32), 0.03 * cv2.arcLength(cnt.astype(np.int32), True), True)
+    if len(approx) != 4:
+        return None
+    corners = approx.reshape(-1, 2).astype(np.float64)
+    # contour index of each corner
+    idx = [int(np.argmin(np.linalg.norm(c - v, axis=1))) for v in corners]
+    n = len(c)
+    lines = []
+    for a in range(4):
+        i0, i1 = idx[a], idx[(a + 1) % 4]
+        span = (i1 - i0) % n
+        if span < 5:
+            return None
+        sel = [(i0 + int(t)) % n for t in np.linspace(0.2 * span, 0.8 * span, max(5, int(0.6 * span)))]
+        vx, vy, x0, y0 = cv2.fitLine(c[sel].astype(np.float32), cv2.DIST_L2, 0, 0.01, 0.01).ravel()
+        lines.append((np.array([x0, y0], float), np.array([vx, vy], float)))
+    centre = corners.mean(axis=0)
+    h, w = ink.shape
+    out = corners.copy()
+    for a in range(4):
+        (p1, d1), (p2, d2) = lines[(a - 1) % 4], lines[a]
+        den = d1[0] * d2[1] - d1[1] * d2[0]
+        if abs(den) < 1e-6:
+            continue
+        t = ((p2[0] - p1[0]) * d2[1] - (p2[1] - p1[1]) * d2[0]) / den
+        tip = p1 + t * d1
+        v = corners[a]
+        reach = float(np.linalg.norm(tip - v))
+        if reach < 1.0 or reach > 0.4 * float(np.linalg.norm(v - centre)):
+            continue
+        # the outward direction must point away from the centre
+        if float(np.dot(tip - v, v - centre)) <= 0:
+            continue
+        best = v
+        for f in np.linspace(0.0, 1.0, int(reach) + 2):
+            q = v + f * (tip - v)
+            xi, yi = int(round(q[0])), int(round(q[1]))
+            if not (0 <= xi < w and 0 <= yi < h):
+                break
+            if ink[max(0, yi - 1) : yi + 2, max(0, xi - 1) : xi + 2].any():
+                best = q
+            else:
+                break
+        out[a] = best
+    return np.round(out).astype(np.int32)
 
 
 def _grow_over_outline(m: np.ndarray, ink: np.ndarray, max_px: int = 10) -> np.ndarray:
@@ -1143,6 +1285,11 @@ def _iou(a: BBox, b: BBox) -> float:
     inter = max(0.0, min(a[2], b[2]) - max(a[0], b[0])) * max(0.0, min(a[3], b[3]) - max(a[1], b[1]))
     union = _box_area(a) + _box_area(b) - inter
     return inter / union if union > 0 else 0.0
+
+
+def bbox_inter(a: BBox, b: BBox) -> float:
+    """Area of the intersection of two boxes."""
+    return max(0.0, min(a[2], b[2]) - max(a[0], b[0])) * max(0.0, min(a[3], b[3]) - max(a[1], b[1]))
 
 
 def _box_area(b: BBox) -> float:
