@@ -254,3 +254,20 @@ def test_model_card_is_rendered_from_metadata(tiny_run):
     assert "1 of 1 epochs" in card
     with_eval = render_card(dict(meta, evaluation={"summary": "better", "header": ["a"], "rows": [["1"]]}))
     assert "## Effect on the parser" in with_eval and "| 1 |" in with_eval
+
+
+def test_arrowhead_boxes_are_padded_squares_around_the_head():
+    from sciflow.detector.dataset import pad_arrowheads
+
+    boxes = [("arrowhead", (100.0, 100.0, 110.0, 106.0)), ("node", (0.0, 0.0, 50.0, 20.0)),
+             ("arrowhead", (0.0, 0.0, 40.0, 30.0))]
+    out = pad_arrowheads(boxes, 24.0)
+    assert out[0] == ("arrowhead", (93.0, 91.0, 117.0, 115.0))  # 24 px square on the head's centre
+    assert out[1] == boxes[1]
+    assert out[2] == ("arrowhead", (0.0, -5.0, 40.0, 35.0))  # a big head keeps its larger side
+    item = render_item(6, augmented=False)
+    from sciflow.detector.dataset import training_tile
+
+    tile = training_tile(item, 6, tile=640, text_px=20.0, augmented=False)
+    heads = [b for c, b in tile.boxes if c == "arrowhead"]
+    assert heads and all(b[2] - b[0] >= 23.9 or b[0] == 0 or b[2] == 640 for b in heads)
