@@ -4,8 +4,9 @@
 
 Renders ``--n`` items with :func:`sciflow.detector.dataset.render_item` from seeds that the
 training dataset never used (``--seed`` x 1,000,003 + i with a seed other than the dataset's),
-runs the ``yolo_onnx`` backend exactly as the parser does (letterbox, tiles, NMS; the shipped
-weights unless ``--weights``) and prints, per class, precision and recall at IoU >= 0.5
+runs the ``yolo_onnx`` backend as the parser does (text-scale tiles, NMS; the shipped weights
+unless ``--weights``; the text height the parser takes from OCR is taken from the renderer's
+text boxes x ``ocr_line_ratio``) and prints, per class, precision and recall at IoU >= 0.5
 (greedy one-to-one by score), once on clean renders and once on augmented ones, then the
 median / p90 milliseconds per image with onnxruntime limited to one thread (``--threads``).
 """
@@ -25,7 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from sciflow.agents.layout import BACKENDS  # noqa: E402
 from sciflow.detector import CLASSES  # noqa: E402
-from sciflow.detector.dataset import render_item  # noqa: E402
+from sciflow.detector.dataset import render_item, text_height  # noqa: E402
 
 
 def iou(a: tuple[float, ...], b: tuple[float, ...]) -> float:
@@ -73,7 +74,9 @@ def main(argv: list[str] | None = None) -> int:
         for i in range(args.n):
             item = render_item(args.seed * 1_000_003 + i, augmented=augmented)
             t0 = time.perf_counter()
-            boxes = det.detect(item.image)
+            th = text_height(item.boxes)
+            # the parser passes the OCR's median line height, about ocr_line_ratio x the glyph height
+            boxes = det.detect(item.image, th * det.ocr_line_ratio if th else None)
             ms.append(1000 * (time.perf_counter() - t0))
             for c, v in match(boxes, item.boxes).items():
                 totals[c] = [x + y for x, y in zip(totals[c], v, strict=True)]

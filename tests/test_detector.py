@@ -271,3 +271,24 @@ def test_arrowhead_boxes_are_padded_squares_around_the_head():
     tile = training_tile(item, 6, tile=640, text_px=20.0, augmented=False)
     heads = [b for c, b in tile.boxes if c == "arrowhead"]
     assert heads and all(b[2] - b[0] >= 23.9 or b[0] == 0 or b[2] == 640 for b in heads)
+
+
+def test_merge_tiles_rebuilds_cut_elements_and_drops_duplicates():
+    boxes = np.array([
+        [100, 50, 300, 90],   # left piece of a wide node, cut at x=300 (tile A's right edge)
+        [180, 52, 420, 91],   # right piece, cut at x=180 (tile B's left edge)
+        [500, 50, 540, 70],   # a small node seen whole by tile B ...
+        [501, 50, 541, 70],   # ... and whole again by tile C
+        [150, 60, 170, 80],   # an arrowhead inside the node's span: another class, untouched
+    ], float)
+    scores = np.array([0.8, 0.9, 0.7, 0.6, 0.9])
+    classes = np.array([0, 0, 0, 0, 1])
+    cut = np.array([True, True, False, False, False])
+    b, s, c, k = layout.merge_tiles(boxes, scores, classes, cut, iou=0.6)
+    got = sorted((int(ci), tuple(bi.tolist()), float(si)) for bi, si, ci in zip(b, s, c, strict=True))
+    assert got == [(0, (100.0, 50.0, 420.0, 91.0), 0.9), (0, (500.0, 50.0, 540.0, 70.0), 0.7),
+                   (1, (150.0, 60.0, 170.0, 80.0), 0.9)]
+    # two different nodes side by side in one tile are never merged (neither is a fragment)
+    two = np.array([[0, 0, 100, 40], [90, 0, 200, 40]], float)
+    b, *_ = layout.merge_tiles(two, np.array([0.9, 0.9]), np.array([0, 0]), np.array([False, False]), iou=0.6)
+    assert len(b) == 2

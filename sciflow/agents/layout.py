@@ -20,9 +20,9 @@ with ``h`` the median height of the Text Spotter's lines (OCR line boxes are abo
 [0.25, 4]), and cut into ``imgsz`` tiles overlapping by ``tile_overlap``, padded with the page
 colour. Without text (or for a model without ``text_px``) the whole image is scaled to one
 tile. Per tile: the best class per anchor with score >= ``conf``, then per-class non-maximum
-suppression at IoU ``iou``; a box touching an inner tile edge is dropped (its element lies
-whole in the neighbouring tile); tiles are merged by per-class NMS again. Coordinates are
-rounded to 0.1 px and scores to 1e-4 so that results are bit-stable.
+suppression at IoU ``iou``; the tiles' boxes are then merged by :func:`merge_tiles` (fragments
+of an element cut by tile edges joined, duplicates suppressed). Coordinates are rounded to
+0.1 px and scores to 1e-4 so that results are bit-stable.
 """
 
 from __future__ import annotations
@@ -146,6 +146,75 @@ def decode(
     return xyxy[keep], score[keep], cls[keep]
 
 
+def merge_tiles(
+    boxes: np.ndarray, scores: np.ndarray, classes: np.ndarray, cut: np.ndarray, iou: float, align: float = 0.25
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Merge detections from overlapping tiles into one set.
+
+    1. Fragments: a box that touches an inner tile edge (``cut``) and a same-class box it
+       intersects, whose extents across the cut agree within ``align`` x their size, are one
+       element seen by two tiles: they become their union (highest score), repeatedly, so an
+       element wider than the tile overlap is rebuilt from its pieces.
+    2. Duplicates: per class, greedy suppression (best score first, whole boxes before
+       fragments) of boxes whose IoU exceeds ``iou`` or that lie at least 70 % inside a kept box.
+    Returns the kept boxes, scores, classes and cut flags, in a deterministic order."""
+    items = [
+        (boxes[i].astype(float).copy(), float(scores[i]), int(classes[i]), bool(cut[i])) for i in range(len(boxes))
+    ]
+    merged = True
+    while merged:
+        merged = False
+        for i in range(len(items)):
+            for j in range(i + 1, len(items)):
+                a, b = items[i], items[j]
+                if a[2] != b[2] or not (a[3] or b[3]):
+                    continue
+                ba, bb = a[0], b[0]
+                ix = min(ba[2], bb[2]) - max(ba[0], bb[0])
+                iy = min(ba[3], bb[3]) - max(ba[1], bb[1])
+                if ix <= 0 or iy <= 0:
+                    continue
+                ha, hb = ba[3] - ba[1], bb[3] - bb[1]
+                wa, wb = ba[2] - ba[0], bb[2] - bb[0]
+                rows = abs(ba[1] - bb[1]) <= align * max(ha, hb) and abs(ba[3] - bb[3]) <= align * max(ha, hb)
+                cols = abs(ba[0] - bb[0]) <= align * max(wa, wb) and abs(ba[2] - bb[2]) <= align * max(wa, wb)
+                if not (rows or cols):
+                    continue
+                union = np.array([min(ba[0], bb[0]), min(ba[1], bb[1]), max(ba[2], bb[2]), max(ba[3], bb[3])])
+                items[i] = (union, max(a[1], b[1]), a[2], a[3] and b[3])
+                del items[j]
+                merged = True
+                break
+            if merged:
+                break
+    order = sorted(range(len(items)), key=lambda k: (items[k][3], -items[k][1], tuple(items[k][0]), k))
+    kept: list[int] = []
+    for k in order:
+        bk = items[k][0]
+        area_k = max(1e-9, (bk[2] - bk[0]) * (bk[3] - bk[1]))
+        dup = False
+        for m in kept:
+            if items[m][2] != items[k][2]:
+                continue
+            bm = items[m][0]
+            inter = max(0.0, min(bk[2], bm[2]) - max(bk[0], bm[0])) * max(0.0, min(bk[3], bm[3]) - max(bk[1], bm[1]))
+            area_m = max(1e-9, (bm[2] - bm[0]) * (bm[3] - bm[1]))
+            if inter / (area_k + area_m - inter) > iou or inter / min(area_k, area_m) >= 0.7:
+                dup = True
+                break
+        if not dup:
+            kept.append(k)
+    kept.sort(key=lambda k: (items[k][2], tuple(items[k][0])))
+    if not kept:
+        return np.zeros((0, 4)), np.zeros(0), np.zeros(0, dtype=int), np.zeros(0, dtype=bool)
+    return (
+        np.array([items[k][0] for k in kept]),
+        np.array([items[k][1] for k in kept]),
+        np.array([items[k][2] for k in kept], dtype=int),
+        np.array([items[k][3] for k in kept], dtype=bool),
+    )
+
+
 @BACKENDS.register("yolo_onnx")
 class ONNXLayout:
     """The shipped (or a configured) ONNX export of the diagram-element detector."""
@@ -215,7 +284,7 @@ class ONNXLayout:
         scaled = cv2.resize(image, (sw, sh), interpolation=cv2.INTER_AREA if s < 1 else cv2.INTER_LINEAR)
         page = np.median(image.reshape(-1, 3)[:: max(1, h * w // 4096)], axis=0).astype(np.uint8)
         windows = tiles(sw, sh, self.imgsz, self.tile_overlap)
-        all_boxes, all_scores, all_cls = [], [], []
+        all_boxes, all_scores, all_cls, all_cut = [], [], [], []
         for x0, y0, x1, y1 in windows:
             crop = scaled[y0:y1, x0:x1]
             if crop.shape[:2] != (self.imgsz, self.imgsz):
@@ -225,28 +294,25 @@ class ONNXLayout:
                 crop = canvas
             b, sc, c = self._detect_tile(np.ascontiguousarray(crop))
             b = b + np.array([x0, y0, x0, y0])
-            if len(windows) > 1:  # drop boxes cut by an inner tile edge
-                edge = 2.0
-                cut = np.zeros(len(b), dtype=bool)
-                if x0 > 0:
-                    cut |= b[:, 0] <= x0 + edge
-                if x1 < sw:
-                    cut |= b[:, 2] >= x1 - edge
-                if y0 > 0:
-                    cut |= b[:, 1] <= y0 + edge
-                if y1 < sh:
-                    cut |= b[:, 3] >= y1 - edge
-                b, sc, c = b[~cut], sc[~cut], c[~cut]
+            cut = np.zeros(len(b), dtype=bool)  # touches an inner tile edge: a fragment
+            edge = 2.0
+            if x0 > 0:
+                cut |= b[:, 0] <= x0 + edge
+            if x1 < sw:
+                cut |= b[:, 2] >= x1 - edge
+            if y0 > 0:
+                cut |= b[:, 1] <= y0 + edge
+            if y1 < sh:
+                cut |= b[:, 3] >= y1 - edge
             all_boxes.append(b / s)
             all_scores.append(sc)
             all_cls.append(c)
-        boxes = np.concatenate(all_boxes)
-        scores = np.concatenate(all_scores)
-        classes = np.concatenate(all_cls)
-        keep: list[int] = []
-        for c in np.unique(classes):
-            idx = np.flatnonzero(classes == c)
-            keep.extend(int(idx[k]) for k in nms(boxes[idx], scores[idx], self.iou))
+            all_cut.append(cut)
+        boxes, scores, classes, cuts = merge_tiles(
+            np.concatenate(all_boxes), np.concatenate(all_scores), np.concatenate(all_cls), np.concatenate(all_cut),
+            self.iou,
+        )
+        keep = list(range(len(boxes)))
         out = []
         for i in keep:
             bx = np.clip(boxes[i], 0, [w, h, w, h])
