@@ -48,6 +48,9 @@ bench: install
 	$(BIN)/python benchmarks/bench_graph_metric.py
 	$(BIN)/python benchmarks/bench_levels.py
 	$(BIN)/python benchmarks/bench_parse.py --n 200 --seed 7
+	$(BIN)/python benchmarks/bench_parse.py --n 200 --seed 7 --config benchmarks/configs/detector.toml
+	$(BIN)/python benchmarks/bench_detector.py --n 100
+	$(BIN)/python benchmarks/bench_embedding.py
 	$(BIN)/python benchmarks/bench_metric_validity.py
 	$(BIN)/python benchmarks/bench_critic.py
 	$(BIN)/python benchmarks/bench_throughput.py --n 500
