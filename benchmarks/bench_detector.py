@@ -24,17 +24,10 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from sciflow.agents.diagram import bbox_iou  # noqa: E402
 from sciflow.agents.layout import BACKENDS  # noqa: E402
 from sciflow.detector import CLASSES  # noqa: E402
 from sciflow.detector.dataset import render_item, text_height  # noqa: E402
-
-
-def iou(a: tuple[float, ...], b: tuple[float, ...]) -> float:
-    ix = max(0.0, min(a[2], b[2]) - max(a[0], b[0]))
-    iy = max(0.0, min(a[3], b[3]) - max(a[1], b[1]))
-    inter = ix * iy
-    union = (a[2] - a[0]) * (a[3] - a[1]) + (b[2] - b[0]) * (b[3] - b[1]) - inter
-    return inter / union if union > 0 else 0.0
 
 
 def match(pred: list, truth: list[tuple[str, tuple[float, ...]]], thr: float = 0.5) -> dict[str, list[int]]:
@@ -49,7 +42,7 @@ def match(pred: list, truth: list[tuple[str, tuple[float, ...]]], thr: float = 0
         best, best_iou = -1, thr
         for j, (c, b) in enumerate(truth):
             if j not in used and c == p.cls:
-                v = iou(p.bbox, b)
+                v = bbox_iou(p.bbox, b)
                 if v >= best_iou:
                     best, best_iou = j, v
         if best >= 0:

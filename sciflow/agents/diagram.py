@@ -36,6 +36,13 @@ def bbox_intersection(a: BBox, b: BBox) -> float:
     return bbox_area((max(a[0], b[0]), max(a[1], b[1]), min(a[2], b[2]), min(a[3], b[3])))
 
 
+def bbox_iou(a: BBox, b: BBox) -> float:
+    """Intersection over union of two boxes (0.0 when both are empty)."""
+    inter = bbox_intersection(a, b)
+    union = bbox_area(a) + bbox_area(b) - inter
+    return inter / union if union > 0 else 0.0
+
+
 def bbox_center(b: BBox) -> Point:
     return ((b[0] + b[2]) / 2.0, (b[1] + b[3]) / 2.0)
 

@@ -290,29 +290,18 @@ class RuleGrounder:
                 continue  # a caption or paragraph, not an input/output name
             members = [by_id[i] for i in lb.line_ids]
             lab = make_label(lb.id, members)
+            # a free label inside a detected node box is that node; otherwise a candidate
             detected = self._detected_node(diagram, lab.bbox, nodes)
-            if detected is not None:
-                nodes.append(
-                    GroundedNode(
-                        id=f"d{lb.id}",
-                        label=lab.text,
-                        bbox=detected.bbox,
-                        kind="detected",
-                        confidence=float(lab.confidence * detected.confidence),
-                        polygon=_rect(detected.bbox),
-                        text_ids=lab.line_ids,
-                    )
-                )
-                continue
+            box = detected.bbox if detected is not None else lab.bbox
             nodes.append(
                 GroundedNode(
-                    id=f"t{lb.id}",
+                    id=f"{'t' if detected is None else 'd'}{lb.id}",
                     label=lab.text,
-                    bbox=lab.bbox,
-                    kind="text",
-                    confidence=float(lab.confidence),
-                    polygon=_rect(lab.bbox),
-                    candidate=True,
+                    bbox=box,
+                    kind="text" if detected is None else "detected",
+                    confidence=float(lab.confidence * (1.0 if detected is None else detected.confidence)),
+                    polygon=_rect(box),
+                    candidate=detected is None,
                     text_ids=lab.line_ids,
                 )
             )
