@@ -7,7 +7,8 @@ training dataset never used (``--seed`` x 1,000,003 + i with a seed other than t
 runs the ``yolo_onnx`` backend as the parser does (text-scale tiles, NMS; the shipped weights
 unless ``--weights``; the text height the parser takes from OCR is taken from the renderer's
 text boxes x ``ocr_line_ratio``) and prints, per class, precision and recall at IoU >= 0.5
-(greedy one-to-one by score), once on clean renders and once on augmented ones, then the
+(greedy one-to-one by score; truth arrowheads padded to the squares the detector learns),
+once on clean renders and once on augmented ones, then the
 median / p90 milliseconds per image with onnxruntime limited to one thread (``--threads``).
 """
 
@@ -27,7 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from sciflow.agents.diagram import bbox_iou  # noqa: E402
 from sciflow.agents.layout import BACKENDS  # noqa: E402
 from sciflow.detector import CLASSES  # noqa: E402
-from sciflow.detector.dataset import render_item, text_height  # noqa: E402
+from sciflow.detector.dataset import ARROWHEAD_SIDE, pad_arrowheads, render_item, text_height  # noqa: E402
 
 
 def match(pred: list, truth: list[tuple[str, tuple[float, ...]]], thr: float = 0.5) -> dict[str, list[int]]:
@@ -71,7 +72,9 @@ def main(argv: list[str] | None = None) -> int:
             # the parser passes the OCR's median line height, about ocr_line_ratio x the glyph height
             boxes = det.detect(item.image, th * det.ocr_line_ratio if th else None)
             ms.append(1000 * (time.perf_counter() - t0))
-            for c, v in match(boxes, item.boxes).items():
+            # the detector learned arrowheads as squares of ARROWHEAD_SIDE text heights: compare like with like
+            truth = pad_arrowheads(item.boxes, ARROWHEAD_SIDE * th) if th else item.boxes
+            for c, v in match(boxes, truth).items():
                 totals[c] = [x + y for x, y in zip(totals[c], v, strict=True)]
         print(f"== {'augmented' if augmented else 'clean'} renders, n={args.n}, IoU >= 0.5")
         for c in CLASSES:

@@ -292,3 +292,40 @@ def test_merge_tiles_rebuilds_cut_elements_and_drops_duplicates():
     two = np.array([[0, 0, 100, 40], [90, 0, 200, 40]], float)
     b, *_ = layout.merge_tiles(two, np.array([0.9, 0.9]), np.array([0, 0]), np.array([False, False]), iou=0.6)
     assert len(b) == 2
+
+
+# --- the shipped detector ---------------------------------------------------------------
+
+
+def test_shipped_card_and_hash_match_the_weights():
+    from sciflow.detector.card import render_card
+    from sciflow.hashing import file_sha256
+
+    weights = layout.shipped_weights()
+    meta = json.loads(weights.with_name("layout-detector.json").read_text())
+    assert file_sha256(weights) == meta["onnx_sha256"]
+    assert weights.with_name("README.md").read_text() == render_card(meta)  # regenerate with sciflow.detector.card
+
+
+def test_shipped_detector_finds_nodes_and_arrowheads_on_a_clean_render():
+    sys_path = __import__("pathlib").Path(__file__).resolve().parents[1] / "benchmarks"
+    import sys
+
+    sys.path.insert(0, str(sys_path))
+    try:
+        from bench_detector import match
+    finally:
+        sys.path.remove(str(sys_path))
+    from sciflow.detector.dataset import ARROWHEAD_SIDE, pad_arrowheads, text_height
+
+    det = layout.BACKENDS.create("yolo_onnx", {})
+    totals: dict[str, list[int]] = {}
+    for seed in (101, 102, 103):
+        item = render_item(seed, augmented=False)
+        th = text_height(item.boxes)
+        boxes = det.detect(item.image, th * det.ocr_line_ratio)
+        for c, v in match(boxes, pad_arrowheads(item.boxes, ARROWHEAD_SIDE * th)).items():
+            totals[c] = [x + y for x, y in zip(totals.get(c, [0, 0, 0]), v, strict=True)]
+    for cls in ("node", "arrowhead", "text"):
+        tp, npred, ntruth = totals[cls]
+        assert tp >= 0.8 * ntruth and tp >= 0.8 * npred, (cls, totals[cls])
