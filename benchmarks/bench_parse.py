@@ -110,9 +110,10 @@ def main(argv: list[str] | None = None) -> int:
     for name in sorted(buckets, key=lambda b: (b == "overall", b)):
         print(report(name, buckets[name]))
     print("== seconds per image (median / p90)")
-    for k, v in timings.items():
+    for k, v in timings.items() if per_kpx else ():
         print(f"{k:<18} {statistics.median(v):.3f} / {float(np.percentile(v, 90)):.3f}")
-    print(f"{'total per 1000px':<18} {statistics.median(per_kpx):.3f} / {float(np.percentile(per_kpx, 90)):.3f}")
+    if per_kpx:
+        print(f"{'total per 1000px':<18} {statistics.median(per_kpx):.3f} / {float(np.percentile(per_kpx, 90)):.3f}")
     if args.realfig.is_dir():
         print("== real figures")
         for d in sorted(p for p in args.realfig.iterdir() if (p / "image.png").is_file()):
