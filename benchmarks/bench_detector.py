@@ -25,31 +25,10 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from sciflow.agents.diagram import bbox_iou  # noqa: E402
 from sciflow.agents.layout import BACKENDS  # noqa: E402
 from sciflow.detector import CLASSES  # noqa: E402
 from sciflow.detector.dataset import ARROWHEAD_SIDE, pad_arrowheads, render_item, text_height  # noqa: E402
-
-
-def match(pred: list, truth: list[tuple[str, tuple[float, ...]]], thr: float = 0.5) -> dict[str, list[int]]:
-    """Per class [tp, n_pred, n_truth]: predictions by descending score take the free truth
-    box of their class with the highest IoU >= ``thr``."""
-    out: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0])
-    for c, _ in truth:
-        out[c][2] += 1
-    used: set[int] = set()
-    for p in sorted(pred, key=lambda b: -b.confidence):
-        out[p.cls][1] += 1
-        best, best_iou = -1, thr
-        for j, (c, b) in enumerate(truth):
-            if j not in used and c == p.cls:
-                v = bbox_iou(p.bbox, b)
-                if v >= best_iou:
-                    best, best_iou = j, v
-        if best >= 0:
-            used.add(best)
-            out[p.cls][0] += 1
-    return out
+from sciflow.detector.evaluate import match  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -308,15 +308,8 @@ def test_shipped_card_and_hash_match_the_weights():
 
 
 def test_shipped_detector_finds_nodes_and_arrowheads_on_a_clean_render():
-    sys_path = __import__("pathlib").Path(__file__).resolve().parents[1] / "benchmarks"
-    import sys
-
-    sys.path.insert(0, str(sys_path))
-    try:
-        from bench_detector import match
-    finally:
-        sys.path.remove(str(sys_path))
     from sciflow.detector.dataset import ARROWHEAD_SIDE, pad_arrowheads, text_height
+    from sciflow.detector.evaluate import match
 
     det = layout.BACKENDS.create("yolo_onnx", {})
     totals: dict[str, list[int]] = {}

@@ -34,6 +34,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+import cv2
 import numpy as np
 
 from ..device import parse_device
@@ -69,8 +70,6 @@ class NoLayout:
 def letterbox(image: np.ndarray, size: int) -> tuple[np.ndarray, float, tuple[float, float]]:
     """Scale ``image`` (H, W, 3 uint8) so its longer side is ``size``, centre it on a grey
     (114) square canvas. Returns the canvas, the scale and the (x, y) padding."""
-    import cv2  # noqa: PLC0415
-
     h, w = image.shape[:2]
     scale = size / max(h, w)
     nw, nh = max(1, round(w * scale)), max(1, round(h * scale))
@@ -227,9 +226,9 @@ class ONNXLayout:
         self.weights = Path(weights) if weights else shipped_weights()
         if not self.weights.is_file():
             raise RuntimeError(f"layout backend 'yolo_onnx': weights file {self.weights} does not exist")
-        meta_path = self.weights.with_name(SHIPPED_META) if not weights else self.weights.with_suffix(".json")
-        if not meta_path.is_file():
-            meta_path = self.weights.with_name(SHIPPED_META)
+        # <name>.json beside the weights, else the layout-detector.json that training writes
+        candidates = [self.weights.with_suffix(".json"), self.weights.with_name(SHIPPED_META)]
+        meta_path = next((m for m in candidates if m.is_file()), candidates[-1])
         if not meta_path.is_file():
             raise RuntimeError(f"layout backend 'yolo_onnx': no metadata ({SHIPPED_META}) beside {self.weights}")
         self.meta = json.loads(meta_path.read_text())
@@ -276,8 +275,6 @@ class ONNXLayout:
         return self.imgsz / max(image.shape[:2])
 
     def detect(self, image: np.ndarray, text_height: float | None = None) -> list[LayoutBox]:
-        import cv2  # noqa: PLC0415
-
         h, w = image.shape[:2]
         s = self.scale_for(image, text_height)
         sw, sh = max(1, round(w * s)), max(1, round(h * s))

@@ -609,12 +609,16 @@ class StrokeTopology:
                 out.append(mem[0])
         return out
 
+    def _head_radius(self, th: float, limit: float) -> float:
+        """The arrowhead window around a contact: ``head`` text heights, 6-``limit`` px, at least 4."""
+        return max(4.0, min(max(6.0, self.head * th), limit))
+
     def _detected_head(self, d: Diagram, ct: _Contact, th: float, limit: float) -> None:
         """Fuse the Layout Detector's arrowheads with the geometric reading of one contact: a
         detected head (score >= ``layout_min_conf``) within half a head window of the contact
         makes it a head; with ``layout_veto_margin`` > 0 a geometric head that passed its test
         by less than that margin and has no detection near it is dropped."""
-        R = max(4.0, min(max(6.0, self.head * th), limit))
+        R = self._head_radius(th, limit)
         support = arrowhead_support(d.layout, ct.x, ct.y, radius=0.5 * R, min_conf=self.layout_min_conf)
         if support > 0 and not ct.head:
             ct.head = True
@@ -626,7 +630,7 @@ class StrokeTopology:
     def _arrowhead(
         self, ct: _Contact, comps: dict[int, _Comp], members: list[int], th: float, limit: float = math.inf
     ) -> None:
-        R = max(4.0, min(max(6.0, self.head * th), limit))
+        R = self._head_radius(th, limit)
         xs_l, ys_l = [], []
         for m in members:
             c = comps[m]
@@ -728,7 +732,7 @@ class StrokeTopology:
             if max(abs(int(f) - int(b)) for f, b in zip(shape.fill, bg, strict=True)) > self.ink_threshold:
                 return
         w = float(np.median([comps[m].width for m in members]))
-        R = max(4.0, min(max(6.0, self.head * th), limit))
+        R = self._head_radius(th, limit)
         h, wd = raw.shape
         x0, y0 = max(0, int(ct.x - R) - 1), max(0, int(ct.y - R) - 1)
         x1, y1 = min(wd, int(ct.x + R) + 2), min(h, int(ct.y + R) + 2)

@@ -3,6 +3,8 @@
 * :mod:`sciflow.detector.augment`: image augmentations that keep boxes exact.
 * :mod:`sciflow.detector.dataset`: renders diagrams and writes an ultralytics dataset.
 * :mod:`sciflow.detector.train`: seeded, resumable training; ONNX export; metadata for the card.
+* :mod:`sciflow.detector.evaluate`: per-class matching of detections against exact boxes.
+* :mod:`sciflow.detector.card`: the model card, rendered from the metadata.
 
 The trained weights ship in ``sciflow/models/`` and are read by the Layout Detector agent
 (:mod:`sciflow.agents.layout`) through onnxruntime, so parsing never needs ultralytics.
