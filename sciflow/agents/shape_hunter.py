@@ -98,10 +98,30 @@ def background_color(image: np.ndarray) -> np.ndarray:
     return np.median(border, axis=0)
 
 
+def channel_difference(image: np.ndarray, ref: np.ndarray) -> np.ndarray:
+    """Per pixel, the largest absolute channel difference between two uint8 RGB images of
+    the same shape (uint8 ``H x W``). Equal to
+    ``np.abs(image.astype(int16) - ref.astype(int16)).max(axis=2)``, in OpenCV (5-6x faster:
+    this runs several times per image).
+
+    >>> a = np.array([[[10, 200, 30]]], np.uint8); b = np.array([[[0, 255, 30]]], np.uint8)
+    >>> int(channel_difference(a, b)[0, 0])
+    55
+    """
+    return _max_channel(cv2.absdiff(np.ascontiguousarray(image), np.ascontiguousarray(ref)))  # exact for uint8
+
+
+def _max_channel(d: np.ndarray) -> np.ndarray:
+    r, g, b = cv2.split(d)
+    return cv2.max(cv2.max(r, g), b)
+
+
 def ink_mask(image: np.ndarray, bg: np.ndarray, thr: int = 60) -> np.ndarray:
-    """Pixels whose max channel difference from ``bg`` exceeds ``thr`` (uint8 0/255)."""
-    diff = np.abs(image.astype(np.int16) - bg.astype(np.int16).reshape(1, 1, 3)).max(axis=2)
-    return ((diff > thr) * 255).astype(np.uint8)
+    """Pixels whose max channel difference from ``bg`` exceeds ``thr`` (uint8 0/255).
+    ``bg`` (an RGB colour, e.g. a median) is truncated to integers."""
+    r, g, b = (float(v) for v in np.asarray(bg).astype(np.int16).astype(np.uint8))
+    d = cv2.absdiff(np.ascontiguousarray(image), (r, g, b, 0.0))  # a per-channel scalar: exact for uint8
+    return cv2.threshold(_max_channel(d), thr, 255, cv2.THRESH_BINARY)[1]
 
 
 class ShapeBackend:
@@ -619,14 +639,13 @@ def find_operators(image: np.ndarray, text_height: float, params: Mapping[str, A
     h, w = gray.shape
     out: list[Operator] = []
 
+    # ink within one pixel (3 x 3) of a sample point: the mask dilated once, then looked up
+    near_ink = cv2.dilate(ink.astype(np.uint8), np.ones((3, 3), np.uint8)) > 0
+
     def ink_at(px: np.ndarray, py: np.ndarray) -> np.ndarray:
         xi = np.clip(np.round(px).astype(int), 0, w - 1)
         yi = np.clip(np.round(py).astype(int), 0, h - 1)
-        hit = np.zeros(len(xi), bool)
-        for dx in (-1, 0, 1):
-            for dy in (-1, 0, 1):
-                hit |= ink[np.clip(yi + dy, 0, h - 1), np.clip(xi + dx, 0, w - 1)]
-        return hit
+        return near_ink[yi, xi]
 
     for cx, cy, r in sorted(circles[0].tolist()):
         t = np.linspace(0, 2 * np.pi, 72, endpoint=False)
@@ -1124,6 +1143,20 @@ def _cylinder_sag(m: np.ndarray) -> float:
     return 0.0
 
 
+def _running_median5(a: np.ndarray) -> np.ndarray:
+    """``out[i] = median(a[max(0, i - 2) : i + 3])``: a 5-wide running median whose windows
+    shrink at the ends.
+
+    >>> _running_median5(np.array([0.0, 0, 9, 0, 0, 0])).tolist()
+    [0.0, 0.0, 0.0, 0.0, 0.0, 0.0]
+    """
+    if len(a) < 5:
+        return np.array([np.median(a[max(0, i - 2) : i + 3]) for i in range(len(a))])
+    ends = [np.median(a[: i + 3]) for i in (0, 1)], [np.median(a[i - 2 :]) for i in (len(a) - 2, len(a) - 1)]
+    middle = np.median(np.lib.stride_tricks.sliding_window_view(a, 5), axis=1)
+    return np.concatenate([ends[0], middle, ends[1]])
+
+
 def _cap_above(
     m: np.ndarray, X0: int, Y0: int, image: np.ndarray, fill: np.ndarray, text_boxes: list[BBox] | None = None
 ) -> list[tuple[int, int]] | None:
@@ -1147,31 +1180,30 @@ def _cap_above(
     lim = max(4, int(0.4 * height))
     k = len(cols) // 10
     fill_i = np.asarray(fill, np.int16)
-    tops, arcs, bottoms = [], [], []
-    for c in cols[k : len(cols) - k]:
-        yt = int(np.argmax(m[:, c])) + Y0
-        x = int(c) + X0
-        seg = image[max(0, yt - lim) : yt, x][::-1].astype(np.int16)  # upward from the top
-        if seg.shape[0] == 0:
-            continue
-        ink = np.abs(seg - fill_i).max(axis=1) > 40
-        i = 0
-        while i < ink.size and ink[i]:
-            i += 1
-        j = i
-        while j < ink.size and not ink[j]:
-            j += 1
-        if j == i or j >= ink.size:
-            continue
-        tops.append(x)
-        bottoms.append(yt)
-        arcs.append(yt - 1 - j - 2)  # the arc's lower edge, plus a 2-px outline
+    # all middle columns at once: row o of `ink` is o + 1 px above each column's top pixel
+    mid_cols = cols[k : len(cols) - k]
+    yt_all = np.argmax(m[:, mid_cols], axis=0) + Y0
+    x_all = mid_cols + X0
+    rows = yt_all[None, :] - 1 - np.arange(lim)[:, None]
+    valid = rows >= 0  # the scan stops at the image's top edge
+    seg = image[np.maximum(rows, 0), x_all[None, :]].astype(np.int16)
+    ink = (np.abs(seg - fill_i).max(axis=2) > 40) & valid
+    gap = ~ink & valid
+    # first pixel of the fill gap above the outline, then the first ink above that gap
+    first_gap = np.where(gap.any(axis=0), gap.argmax(axis=0), lim)
+    above = ink & (np.arange(lim)[:, None] > first_gap[None, :])
+    has_arc = above.any(axis=0)
+    j_all = above.argmax(axis=0)
+    tops = [int(v) for v in x_all[has_arc]]
+    bottoms = [int(v) for v in yt_all[has_arc]]
+    arcs = [int(v) for v in (yt_all - 1 - j_all - 2)[has_arc]]  # the arc's lower edge, plus a 2-px outline
     n = len(cols) - 2 * k
     if n <= 0 or len(arcs) < 0.6 * n:
         return None
     arcs_a = np.array(arcs, float)
-    # a cap's arc is smooth: points off the running median are arrowheads or connectors
-    med = np.array([np.median(arcs_a[max(0, i - 2) : i + 3]) for i in range(len(arcs_a))])
+    # a cap's arc is smooth: points off the running median (5 columns, fewer at the ends)
+    # are arrowheads or connectors
+    med = _running_median5(arcs_a)
     keep = np.abs(arcs_a - med) <= 3.0
     if keep.sum() < 0.6 * n:
         return None

@@ -75,7 +75,7 @@ from scipy.spatial import cKDTree
 from .diagram import Diagram, EdgeEvidence, GroundedNode, Stroke
 from .layout_evidence import arrowhead_support
 from .registry import AGENTS, BackendAgent, Registry
-from .shape_hunter import background_color
+from .shape_hunter import background_color, channel_difference
 
 log = logging.getLogger(__name__)
 
@@ -153,7 +153,7 @@ class StrokeTopology:
             s = shapes.get(c.shape_id) if c.shape_id is not None else None
             if s is not None:
                 cv2.fillPoly(bgimg, [np.round(np.array(c.polygon)).astype(np.int32)], tuple(int(v) for v in s.fill))
-        diff = np.abs(img.astype(np.int16) - bgimg.astype(np.int16)).max(axis=2)
+        diff = channel_difference(img, bgimg)
         ink = (diff > self.ink_threshold).astype(np.uint8)
         tmap = np.zeros((h, w), np.int32)  # target index + 1
         band = np.zeros((h, w), np.int32)
