@@ -17,6 +17,19 @@ Batching new strings would be 3-4x faster on the CPU but is not bit-identical ev
 rounding: ``benchmarks/bench_embedding.py`` finds about 4% of the rounded label-label
 similarities moved by 1e-6 for every batch size from 2 to 128, with or without padding (same
 token-count buckets), so encoding stays one string at a time.
+
+The cache is in memory, per process; :meth:`SentenceTransformerEmbedder.use_store` adds an
+on-disk :class:`~sciflow.embedding_store.EmbeddingStore` behind it (the scoring workers attach
+``<cache_dir>/embeddings.sqlite3``), shared by worker processes and kept between runs. It holds
+the float32 vector exactly as the model returned it for that one string, and a vector read back
+is converted to float64 the same way as a fresh one, so a store hit is bit-identical to the
+encoding that wrote it. Rows are keyed by :meth:`~SentenceTransformerEmbedder.store_key`: the
+model name, the SHA-256 of its weights and the device kind (``cpu`` with torch's thread count,
+since 1 and 2 threads already give different float32 bits; ``cuda`` with the GPU name, since GPU
+kernels round differently), so vectors of another model, other weights or another kind of device
+are never used. Within one key the first vector written wins; only a store copied to a machine
+with another CPU could hold vectors that differ in the last bits from what it computes, the same
+noise the 6-decimal rounding above is there for.
 """
 
 from __future__ import annotations
@@ -26,11 +39,14 @@ import os
 from collections.abc import Callable, Sequence
 from functools import cache
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
 from sciflow.hashing import file_sha256
+
+if TYPE_CHECKING:
+    from sciflow.embedding_store import EmbeddingStore
 
 log = logging.getLogger(__name__)
 
@@ -53,6 +69,10 @@ class LabelEmbedder(Protocol):
         """Similarity in [0, 1] of two texts of any length (chunked, never truncated), or None."""
 
     def describe(self) -> dict[str, Any]: ...
+
+    def use_store(self, store: EmbeddingStore | None) -> None:
+        """Back the embedding cache with an on-disk store (None detaches it); a no-op for a
+        backend without a model."""
 
 
 #: name -> factory(device); ``device`` is a torch device string ("cpu", "cuda:0", see sciflow.device)
@@ -95,17 +115,77 @@ class SentenceTransformerEmbedder:
         self.device = device
         self._model = SentenceTransformer(str(self.model_dir), device=device)
         self._cache: dict[str, np.ndarray] = {}
+        self._store: EmbeddingStore | None = None
+        self._store_key: str | None = None  # store_key() of the attached store
         weights = self.model_dir / "model.safetensors"
         self.weight_sha256 = file_sha256(weights) if weights.is_file() else None
         log.info("loaded embedder %s from %s", name, self.model_dir)
 
+    def store_key(self) -> str | None:
+        """The ``model_key`` of this embedder's rows in an :class:`EmbeddingStore`:
+        ``"<model name>@<weights sha256>@<device kind>"``. The device kind is what decides the
+        float32 bits of a vector besides the weights: ``cpu-threads<N>`` with ``N`` torch's
+        intra-op thread count now (1 and 2 threads give vectors that differ by ~1e-7), so a
+        store only serves runs with the same thread cap; ``cuda:<GPU name>`` on a GPU; another
+        torch device type by its name. None when the weights have no hash (no
+        ``model.safetensors``): such vectors are never stored."""
+        if self.weight_sha256 is None:
+            return None
+        import torch
+
+        dev = torch.device(self.device)
+        if dev.type == "cpu":
+            kind = f"cpu-threads{torch.get_num_threads()}"
+        elif dev.type == "cuda":
+            kind = f"cuda:{torch.cuda.get_device_name(dev)}"
+        else:
+            kind = dev.type
+        return f"{self.name}@{self.weight_sha256}@{kind}"
+
+    def use_store(self, store: EmbeddingStore | None) -> None:
+        """Back the in-memory cache with ``store`` (None detaches the current one).
+
+        Preloads every vector the store holds under :meth:`store_key` (taken now: a worker caps
+        its threads before it builds its scorer) into memory, writes the vectors already in
+        memory that the store lacks, and from then on :meth:`encode` looks a string up in the
+        store before encoding it and writes what it encodes. Attaching a store
+        for the path already attached is a no-op (the process-wide embedder of
+        :func:`get_embedder` is attached once per worker, and may be again by a later run);
+        another path replaces it. Without a :meth:`store_key` the store is not used."""
+        if store is None:
+            self._store = self._store_key = None
+            return
+        if self._store is not None and self._store.path.resolve() == store.path.resolve():
+            return
+        key = self.store_key()
+        if key is None:
+            log.warning("embedder %s has no weights hash; not using the embedding store %s", self.name, store.path)
+            self._store = self._store_key = None
+            return
+        stored = store.load_all(key)
+        for text, vec32 in stored.items():
+            self._cache.setdefault(text, vec32.astype(np.float64))
+        # float64 from float32 converts back to the identical float32
+        store.put_many(key, [(t, v.astype(np.float32)) for t, v in self._cache.items() if t not in stored])
+        self._store, self._store_key = store, key
+        log.info("embedding store %s: %d vectors preloaded for %s", store.path, len(stored), key)
+
     def encode(self, text: str) -> np.ndarray:
+        """Unit-norm embedding of ``text`` (float64 from the model's float32), encoded alone
+        (batch of one) and cached: in memory, then in the attached store (:meth:`use_store`)."""
         vec = self._cache.get(text)
         if vec is None:
-            vec = self._model.encode(
-                [text], batch_size=1, convert_to_numpy=True, normalize_embeddings=True,
-                show_progress_bar=False,
-            )[0].astype(np.float64)
+            store, key = self._store, self._store_key
+            vec32 = store.get(key, text) if store is not None and key is not None else None
+            if vec32 is None:
+                vec32 = self._model.encode(
+                    [text], batch_size=1, convert_to_numpy=True, normalize_embeddings=True,
+                    show_progress_bar=False,
+                )[0]
+                # only float32 round-trips through the store unchanged
+                if store is not None and key is not None and vec32.dtype == np.float32:
+                    store.put(key, text, vec32)
+            vec = vec32.astype(np.float64)
             self._cache[text] = vec
         return vec
 
@@ -190,6 +270,9 @@ class NoEmbedder:
 
     def text_similarity(self, a: str, b: str) -> None:
         return None
+
+    def use_store(self, store: EmbeddingStore | None) -> None:
+        """Nothing to store: no model, no vectors."""
 
     def describe(self) -> dict[str, Any]:
         return {

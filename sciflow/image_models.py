@@ -45,7 +45,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from functools import cache
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 from PIL import Image
@@ -53,6 +53,9 @@ from PIL import Image
 from sciflow.config import ImageConfig
 from sciflow.embedding import EmbedderUnavailable, get_embedder
 from sciflow.hashing import file_sha256
+
+if TYPE_CHECKING:
+    from sciflow.embedding_store import EmbeddingStore
 
 log = logging.getLogger(__name__)
 
@@ -343,6 +346,11 @@ class TextEmbeddingSemantic:
     def encode_image(self, image: Image.Image) -> np.ndarray:  # pragma: no cover - protocol only
         raise NotImplementedError("ocr-text-embedding compares parsed labels with the prompt, not pixels")
 
+    def use_store(self, store: EmbeddingStore | None) -> None:
+        """Back the MiniLM embedder's cache with an on-disk store (see
+        :meth:`sciflow.embedding.SentenceTransformerEmbedder.use_store`)."""
+        self._embedder.use_store(store)
+
     def describe(self) -> dict[str, Any]:
         d = dict(self._embedder.describe())
         return {
@@ -548,6 +556,13 @@ class ImageModels:
         if reasons:
             d["fallback_reason"] = "; ".join(reasons)
         return d
+
+    def use_embedding_store(self, store: EmbeddingStore | None) -> None:
+        """Attach an on-disk embedding store to the semantic backend when it encodes with a label
+        embedder (``ocr-text-embedding``); CLIP and the perceptual backends keep nothing on disk."""
+        use = getattr(self.semantic, "use_store", None)
+        if use is not None:
+            use(store)
 
     def describe(self) -> dict[str, Any]:
         """For the manifest: one entry per role plus ``fallback`` (true when either role runs a

@@ -4,6 +4,11 @@ A :class:`Worker` is built once per process (or Ray actor): it holds the embedde
 models, the judge client and, on first need, the parser, so models load once per worker and
 never on the per-item path. :meth:`Worker.run` is a function of the item and the config: the
 same item gives the same row in any process, under any executor.
+
+With a cache folder, the worker also backs its label embeddings with the on-disk store
+``<cache_dir>/embeddings.sqlite3`` (:data:`EMBEDDINGS_FILE`, :mod:`sciflow.embedding_store`),
+shared by all workers of a run and kept for the next: labels are encoded once, not once per
+process and run, with bit-identical vectors.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ from typing import Any
 from sciflow.config import Config
 from sciflow.device import DeviceSpec, resolve_device, uses_onnxruntime
 from sciflow.embedding import get_embedder
+from sciflow.embedding_store import EmbeddingStore
 from sciflow.graph import DiagramGraph, GraphFormatError, load_graph
 from sciflow.judge import ALIGNMENT_TEMPLATE, ChatJudge, JudgeError
 from sciflow.metrics.graph_level import graph_level
@@ -25,6 +31,9 @@ from sciflow.metrics.text_level import prompt_text, serialize, text_level
 from sciflow.runs.items import GRAPH_KEYS, IMAGE_KEYS, TEXT_KEYS, Item, input_hashes, is_image
 
 log = logging.getLogger(__name__)
+
+#: the embedding store's file name inside a run's cache folder
+EMBEDDINGS_FILE = "embeddings.sqlite3"
 
 
 class ItemScorer:
@@ -45,12 +54,24 @@ class ItemScorer:
         self.embedder = get_embedder(config.matching.embedder, device)
         self.judge = ChatJudge(config.text.judge) if config.text.alignment_backend == "judge" else None
         self._image_models: Any = None
+        self._store: EmbeddingStore | None = None
+
+    def use_store(self, store: EmbeddingStore | None) -> None:
+        """Back every label embedder this scorer uses with ``store``: the matching embedder now,
+        the image level's text-embedding fallback when the image models load (it is usually the
+        same process-wide embedder; it is not when ``matching.embedder`` is ``none``)."""
+        self._store = store
+        self.embedder.use_store(store)
+        if self._image_models is not None:
+            self._image_models.use_embedding_store(store)
 
     def image_models(self) -> Any:
         if self._image_models is None:
             from sciflow.image_models import get_image_models
 
             self._image_models = get_image_models(self.config.image, self.device)
+            if self._store is not None:
+                self._image_models.use_embedding_store(self._store)
         return self._image_models
 
     def models(self, with_image: bool) -> dict[str, Any]:
@@ -226,6 +247,8 @@ class Worker:
         self.device: DeviceSpec = resolve_device(
             spec.device, need_onnxruntime=spec.image_run and uses_onnxruntime(self.config.parser))
         self.scorer = ItemScorer(self.config, spec.critique, self.device.torch_device)
+        if self.cache_dir is not None:
+            self.scorer.use_store(EmbeddingStore(self.cache_dir / EMBEDDINGS_FILE))
         self._parser: Any = None
 
     @property
