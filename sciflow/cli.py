@@ -79,7 +79,8 @@ def cmd_score(args: argparse.Namespace) -> int:
         try:
             result = run_scoring(
                 args.pred_dir, args.refs, args.out, config,
-                run_name=args.name, executor=args.executor, jobs=args.jobs, address=args.address,
+                run_name=args.name, executor=args.executor, jobs=args.jobs, threads=args.threads,
+                address=args.address,
                 cache_dir=None if args.no_cache else args.cache_dir, resume=not args.no_resume,
                 critique=args.critique, device=args.device,
                 on_start=lambda n: progress.update(task, total=n),
@@ -466,10 +467,14 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--executor", choices=["local", "ray"], default="local",
                    help="local process pool (default) or Ray (pip install 'sciflow[ray]')")
     s.add_argument("--jobs", type=int, default=1, help="workers (processes or Ray actors)")
+    s.add_argument("--threads", type=int, default=0,
+                   help="math threads per worker (OCR, torch); default: all cores for one local worker, "
+                        "cores / jobs for several, 1 per Ray actor")
     s.add_argument("--address", default=None, help="Ray cluster address (default: start a local runtime)")
     s.add_argument("--no-resume", action="store_true", help="rescore every item even if results exist")
     s.add_argument("--critique", action="store_true", help="write a critique (verdict, explanation, edits) per item")
-    s.add_argument("--cache-dir", type=Path, default=Path(".sciflow-cache"), help="parse cache folder")
+    s.add_argument("--cache-dir", type=Path, default=Path(".sciflow-cache"),
+                   help="cache folder: parsed graphs and the label-embedding store")
     s.add_argument("--no-cache", action="store_true", help="do not read or write the parse cache")
     s.add_argument("--device", default="cpu", help=_DEVICE_HELP)
     s.set_defaults(func=cmd_score)

@@ -11,8 +11,9 @@ Every embedder reports :meth:`~LabelEmbedder.describe` (model name, weight hash,
 whether it is a fallback), which goes into each results file.
 
 Determinism: each distinct string is encoded on its own (batch of one, so padding never
-depends on the other strings in a batch) and cached, and cosine similarities are rounded
-to 6 decimals so thread-count-dependent floating-point noise cannot move a score.
+depends on the other strings in a batch), on one torch thread on the CPU (1 and 2 threads give
+float32 vectors ~1e-7 apart, so a worker's thread cap would otherwise leak into the scores), and
+cached; cosine similarities are rounded to 6 decimals against what noise remains between machines.
 Batching new strings would be 3-4x faster on the CPU but is not bit-identical even after that
 rounding: ``benchmarks/bench_embedding.py`` finds about 4% of the rounded label-label
 similarities moved by 1e-6 for every batch size from 2 to 128, with or without padding (same
@@ -24,9 +25,8 @@ on-disk :class:`~sciflow.embedding_store.EmbeddingStore` behind it (the scoring 
 the float32 vector exactly as the model returned it for that one string, and a vector read back
 is converted to float64 the same way as a fresh one, so a store hit is bit-identical to the
 encoding that wrote it. Rows are keyed by :meth:`~SentenceTransformerEmbedder.store_key`: the
-model name, the SHA-256 of its weights and the device kind (``cpu`` with torch's thread count,
-since 1 and 2 threads already give different float32 bits; ``cuda`` with the GPU name, since GPU
-kernels round differently), so vectors of another model, other weights or another kind of device
+model name, the SHA-256 of its weights and the device kind (``cpu``; ``cuda`` with the GPU name,
+since GPU kernels round differently), so vectors of another model, other weights or another kind of device
 are never used. Within one key the first vector written wins; only a store copied to a machine
 with another CPU could hold vectors that differ in the last bits from what it computes, the same
 noise the 6-decimal rounding above is there for.
@@ -36,7 +36,8 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -101,6 +102,23 @@ def get_embedder(name: str, device: str = "cpu") -> LabelEmbedder:
     return factory(device)
 
 
+@contextmanager
+def _one_cpu_thread(device: str) -> Iterator[None]:
+    """Run the block with torch on one intra-op thread when ``device`` is the CPU, then
+    restore the process's setting."""
+    import torch
+
+    n = torch.get_num_threads()
+    single = torch.device(device).type == "cpu" and n != 1
+    if single:
+        torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        if single:
+            torch.set_num_threads(n)
+
+
 class SentenceTransformerEmbedder:
     """A sentence-transformers model loaded from a local directory, encoded on ``device``."""
 
@@ -115,6 +133,7 @@ class SentenceTransformerEmbedder:
         self.device = device
         self._model = SentenceTransformer(str(self.model_dir), device=device)
         self._cache: dict[str, np.ndarray] = {}
+        self._n_tokens: dict[str, int] = {}
         self._store: EmbeddingStore | None = None
         self._store_key: str | None = None  # store_key() of the attached store
         weights = self.model_dir / "model.safetensors"
@@ -124,9 +143,8 @@ class SentenceTransformerEmbedder:
     def store_key(self) -> str | None:
         """The ``model_key`` of this embedder's rows in an :class:`EmbeddingStore`:
         ``"<model name>@<weights sha256>@<device kind>"``. The device kind is what decides the
-        float32 bits of a vector besides the weights: ``cpu-threads<N>`` with ``N`` torch's
-        intra-op thread count now (1 and 2 threads give vectors that differ by ~1e-7), so a
-        store only serves runs with the same thread cap; ``cuda:<GPU name>`` on a GPU; another
+        float32 bits of a vector besides the weights: ``cpu`` (encoding runs on one thread
+        whatever the process's cap, see :meth:`encode`); ``cuda:<GPU name>`` on a GPU; another
         torch device type by its name. None when the weights have no hash (no
         ``model.safetensors``): such vectors are never stored."""
         if self.weight_sha256 is None:
@@ -135,7 +153,7 @@ class SentenceTransformerEmbedder:
 
         dev = torch.device(self.device)
         if dev.type == "cpu":
-            kind = f"cpu-threads{torch.get_num_threads()}"
+            kind = "cpu"  # always encoded on one thread (:meth:`encode`): thread caps change nothing
         elif dev.type == "cuda":
             kind = f"cuda:{torch.cuda.get_device_name(dev)}"
         else:
@@ -172,16 +190,22 @@ class SentenceTransformerEmbedder:
 
     def encode(self, text: str) -> np.ndarray:
         """Unit-norm embedding of ``text`` (float64 from the model's float32), encoded alone
-        (batch of one) and cached: in memory, then in the attached store (:meth:`use_store`)."""
+        (batch of one) and cached: in memory, then in the attached store (:meth:`use_store`).
+        On the CPU the forward pass runs on one torch thread whatever the process's setting:
+        1 and 2 threads give float32 vectors that differ by ~1e-7, so without this a worker's
+        thread cap (``--jobs``, ``--threads``) could move a rounded similarity; one thread is
+        also the faster choice for one short label (multi-threading a tiny forward pass only
+        adds synchronisation)."""
         vec = self._cache.get(text)
         if vec is None:
             store, key = self._store, self._store_key
             vec32 = store.get(key, text) if store is not None and key is not None else None
             if vec32 is None:
-                vec32 = self._model.encode(
-                    [text], batch_size=1, convert_to_numpy=True, normalize_embeddings=True,
-                    show_progress_bar=False,
-                )[0]
+                with _one_cpu_thread(self.device):
+                    vec32 = self._model.encode(
+                        [text], batch_size=1, convert_to_numpy=True, normalize_embeddings=True,
+                        show_progress_bar=False,
+                    )[0]
                 # only float32 round-trips through the store unchanged
                 if store is not None and key is not None and vec32.dtype == np.float32:
                     store.put(key, text, vec32)
@@ -195,8 +219,13 @@ class SentenceTransformerEmbedder:
         return self._model
 
     def n_tokens(self, text: str) -> int:
-        """Word pieces in ``text``, without the special tokens."""
-        return len(self._model.tokenizer(text, add_special_tokens=False, verbose=False)["input_ids"])
+        """Word pieces in ``text``, without the special tokens (memoised: :meth:`chunks`
+        re-counts growing prefixes of the same text)."""
+        n = self._n_tokens.get(text)
+        if n is None:
+            n = len(self._model.tokenizer(text, add_special_tokens=False, verbose=False)["input_ids"])
+            self._n_tokens[text] = n
+        return n
 
     def chunks(self, text: str) -> list[str]:
         """Split ``text`` into pieces that fit the encoder's context: whole lines packed

@@ -92,12 +92,13 @@ def _init_worker(config_data: dict[str, Any], device: str = "cpu") -> None:
 def _parse_one(
     path: str, item_id: str, cache_dir: str | None, debug_dir: str | None
 ) -> tuple[dict[str, Any] | None, str | None, bool, float, dict[str, str]]:
-    return _parse_with(_WORKER, path, item_id, cache_dir, debug_dir)
+    graph, *rest = _parse_with(_WORKER, path, item_id, cache_dir, debug_dir)
+    return (graph.to_dict() if graph is not None else None, *rest)  # plain data across the pool
 
 
 def _parse_with(
     parser: Any, path: str, item_id: str, cache_dir: str | None, debug_dir: str | None
-) -> tuple[dict[str, Any] | None, str | None, bool, float, dict[str, str]]:
+) -> tuple[DiagramGraph | None, str | None, bool, float, dict[str, str]]:
     t0 = time.perf_counter()
     try:
         key = None
@@ -105,11 +106,14 @@ def _parse_with(
             key = cache_key(Path(path), parser.fingerprint())
             hit = _read_cache(Path(cache_dir), key)
             if hit is not None:
-                return hit[0].to_dict(), None, True, time.perf_counter() - t0, hit[1]
+                return hit[0], None, True, time.perf_counter() - t0, hit[1]
         res = parser(Path(path), item_id=item_id, debug_dir=Path(debug_dir) if debug_dir else None)
         if cache_dir is not None and key is not None:
             _write_cache(Path(cache_dir), key, res.graph, res.backends)
-        return res.graph.to_dict(), None, False, time.perf_counter() - t0, res.backends
+        # the graph as the cache holds it (its JSON document, validated), so that a fresh parse
+        # and a cache hit score identically
+        graph = DiagramGraph.from_dict(res.graph.to_dict(), source=path)
+        return graph, None, False, time.perf_counter() - t0, res.backends
     except Exception as exc:  # noqa: BLE001 - per-item errors never stop the batch
         log.warning("%s: parse failed: %s", path, exc)
         return None, f"{type(exc).__name__}: {exc}", False, time.perf_counter() - t0, {}
@@ -174,12 +178,10 @@ def parse_many(
 def parse_cached(parser: Any, path: Path, cache_dir: Path | None) -> tuple[DiagramGraph | None, str | None]:
     """Parse one image with an already-built parser, through the cache; ``(graph, None)`` or
     ``(None, error message)``. Used by the scoring workers, which hold their own parser."""
-    gdict, err, _cached, _secs, _backends = _parse_with(
+    graph, err, _cached, _secs, _backends = _parse_with(
         parser, str(path), path.stem, str(cache_dir) if cache_dir else None, None
     )
-    if gdict is None:
-        return None, err
-    return DiagramGraph.from_dict(gdict, source=str(path)), None
+    return graph, err
 
 
 def collect_images(inputs: Sequence[Path]) -> list[Path]:

@@ -57,6 +57,7 @@ def run_scoring(
     run_name: str | None = None,
     executor: str = "local",
     jobs: int = 1,
+    threads: int = 0,
     address: str | None = None,
     cache_dir: Path | None = None,
     resume: bool = True,
@@ -69,6 +70,8 @@ def run_scoring(
 
     With ``resume`` (the default) an existing ``results.jsonl`` in ``out_dir`` is read first
     and every row whose config hash and input hashes are unchanged is kept, not recomputed.
+    ``threads`` caps each worker's math thread pools (OCR, torch); 0 leaves one process's
+    pools at the library default and gives each of several workers ``cores // jobs``.
     ``critique`` adds the critic's verdict, explanation and edit instructions to every row.
     ``device`` (cpu | cuda | cuda:N | auto, :func:`sciflow.device.resolve_device`) is where the
     models run: a runtime setting recorded in the manifest, never part of the config hash;
@@ -97,12 +100,13 @@ def run_scoring(
             on_item(row)
 
     rows = dict(kept)
-    spec = WorkerSpec(dict(config.data), str(cache_dir) if cache_dir else None, image_run, critique, device=device)
+    spec = WorkerSpec(dict(config.data), str(cache_dir) if cache_dir else None, image_run, critique,
+                      threads=max(0, threads), device=device)
     ex = make_executor(executor, spec, jobs=jobs, address=address)
     try:
         models = ex.describe()
         manifest = build_manifest(config, models, device=ex.device_info())
-        manifest["executor"] = {"name": ex.name, "jobs": jobs}
+        manifest["executor"] = {"name": ex.name, "jobs": jobs, "threads_per_worker": ex.threads}
         if out:
             out.mkdir(parents=True, exist_ok=True)
             (out / "manifest.json").write_text(json.dumps(manifest, indent=2, ensure_ascii=False) + "\n", "utf-8")

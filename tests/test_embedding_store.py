@@ -25,7 +25,7 @@ from sciflow.runs import worker as worker_module
 from sciflow.scoring import run_scoring
 
 MODEL = "sentence-transformers/all-MiniLM-L6-v2"
-KEY = "model@sha@cpu-threads1"
+KEY = "model@sha@cpu"
 LABELS = ["Encoder", "Multi-Head Attention", "Add & Norm", "", "Ünïcödé → 注意力", "softmax(QK^T/√d)"]
 TEXTS = ("An encoder stack feeds a decoder stack.\nThe decoder attends to the encoder output.",
          "Decoder attends to encoder")
@@ -322,3 +322,24 @@ def test_run_scoring_with_a_garbage_store_still_scores(tiny_set, tmp_path, fresh
     assert [r["status"] for r in res.rows] == ["ok", "ok"]
     plain_run = run_scoring(preds, refs, tmp_path / "plain", config)
     assert _scores(res.rows) == _scores(plain_run.rows)
+
+
+def test_cpu_encoding_ignores_the_process_thread_count():
+    """A worker's thread cap (--jobs, --threads) never reaches the vectors: the store key has
+    no thread count, and 1- and 2-thread processes encode the same bits."""
+    import torch
+
+    e = new_embedder()
+    texts = ["Image Encoder", "Cross-attention fusion of text and image tokens", "Q-Former", "decoder"]
+    before = torch.get_num_threads()
+    out = {}
+    try:
+        for n in (1, 2, 4):
+            torch.set_num_threads(n)
+            e._cache.clear()
+            out[n] = [e.encode(t).tobytes() for t in texts]
+            assert torch.get_num_threads() == n  # the process's setting is restored
+    finally:
+        torch.set_num_threads(before)
+    assert out[1] == out[2] == out[4]
+    assert e.store_key().endswith("@cpu")

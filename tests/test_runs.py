@@ -64,9 +64,24 @@ def test_results_log_tolerates_a_cut_line_and_finalize_dedups(tmp_path):
 def test_local_pool_gives_the_same_rows_as_one_process(tmp_path):
     preds = EXAMPLES / "predictions" / "sloppy-gen"
     one = run_scoring(preds, REFS, tmp_path / "one", STRING_ONLY, run_name="x")
-    two = run_scoring(preds, REFS, tmp_path / "two", STRING_ONLY, run_name="x", jobs=2)
+    two = run_scoring(preds, REFS, tmp_path / "two", STRING_ONLY, run_name="x", jobs=2, threads=1)
     assert strip(one.rows) == strip(two.rows)
     assert (tmp_path / "one" / "results.jsonl").read_bytes() == (tmp_path / "two" / "results.jsonl").read_bytes()
+    assert one.manifest["executor"] == {"name": "local", "jobs": 1, "threads_per_worker": 0}
+    assert two.manifest["executor"] == {"name": "local", "jobs": 2, "threads_per_worker": 1}
+
+
+def test_local_pool_workers_share_the_cores_unless_told_otherwise():
+    from sciflow.runs.executors import LocalExecutor
+    from sciflow.runs.worker import WorkerSpec
+
+    spec = WorkerSpec(dict(STRING_ONLY.data))
+    for jobs, threads, expected in ((2, 0, max(1, (os.cpu_count() or 1) // 2)), (2, 3, 3), (64, 0, 1)):
+        ex = LocalExecutor(WorkerSpec(spec.config_data, threads=threads), jobs=jobs)
+        try:  # no item submitted: no worker process is started
+            assert ex.threads == expected
+        finally:
+            ex.close()
 
 
 @pytest.mark.slow
@@ -78,6 +93,7 @@ def test_ray_executor_gives_the_same_rows(tmp_path):
     assert strip(local.rows) == strip(ray_run.rows)
     assert ray_run.manifest["executor"]["name"] == "ray"
     assert ray_run.manifest["models"]["executor"]["actors"] == 2
+    assert ray_run.manifest["executor"]["threads_per_worker"] == 1
 
 
 @pytest.mark.slow

@@ -178,7 +178,7 @@ def common_size(image: Image.Image, size: int) -> np.ndarray:
 
 
 # -------------------------------------------------------------- semantic
-def _semantic(models: ImageModels, image: Image.Image, prompt: str, graph: DiagramGraph,
+def _semantic(models: ImageModels, image: Image.Image | None, prompt: str, graph: DiagramGraph,
               config: ImageConfig) -> tuple[float | None, dict[str, Any]]:
     backend = models.semantic
     if backend is None:
@@ -189,6 +189,7 @@ def _semantic(models: ImageModels, image: Image.Image, prompt: str, graph: Diagr
     texts = [c for c, _ in prompt_chunks]
     weights = np.array([n for _, n in prompt_chunks], dtype=np.float64)
     if backend.modality == "image":
+        assert image is not None, "an image-modality backend needs the decoded image"
         img = backend.encode_image(pad_square(image))
         cos = np.round(backend.encode_texts(texts) @ img, DECIMALS)
         mean = float(np.dot(weights, cos) / weights.sum()) if weights.sum() > 0 else float(cos.mean())
@@ -411,13 +412,17 @@ def image_level(
     ``models`` defaults to :func:`~sciflow.image_models.get_image_models` ``(config)``.
     """
     models = models or get_image_models(config)
-    gen = _load(image, "generated image")
+    # decoded only when a term reads pixels (CLIP, the perceptual term): the label fallback and
+    # the flow read the parsed graph, and re-scoring from the parse cache should not decode
+    needs_pixels = source_image is not None or getattr(models.semantic, "modality", None) == "image"
+    gen = _load(image, "generated image") if needs_pixels else None
     backends = models.describe()
     s, s_details = _semantic(models, gen, prompt_text, pred_graph, config)
     if source_image is None:
         p, p_details = None, {"backend": models.perceptual.name, "unavailable": "no source figure for this item"}
     else:
         src = _load(source_image, "source figure")
+        assert gen is not None
         a, b = common_size(gen, config.common_size), common_size(src, config.common_size)
         sim, raw = models.perceptual.similarity(a, b)
         p = _r(sim)

@@ -1,11 +1,13 @@
 """Executors: where per-item work runs. The same items give the same rows under any of them.
 
 - ``local`` (default): ``jobs == 1`` runs in this process; ``jobs > 1`` a process pool whose
-  workers each build one :class:`~sciflow.runs.worker.Worker` (models load once per worker).
+  workers each build one :class:`~sciflow.runs.worker.Worker` (models load once per worker)
+  and run ``WorkerSpec.threads`` math threads each (default ``cores // jobs``).
   At most ``2 * jobs`` items are in flight, so memory stays bounded on long runs.
 - ``ray`` (``pip install 'sciflow[ray]'``): one Ray actor per worker, each holding its own
-  Worker; GPU actors (``num_gpus=1``) when the device is ``cuda`` (an error when the cluster has
-  no GPU) or ``auto`` on a cluster with GPUs, CPU actors for ``cpu``;
+  Worker and reserving ``WorkerSpec.threads`` CPUs (default 1); GPU actors (``num_gpus=1``)
+  when the device is ``cuda`` (an error when the cluster has no GPU) or ``auto`` on a cluster
+  with GPUs, CPU actors for ``cpu``;
   at most ``2 * workers`` items in flight (``ray.wait`` backpressure). ``address=None`` starts
   a local Ray runtime with ``jobs`` CPUs and no dashboard; ``address="auto"`` or
   ``"ray://head:10001"`` joins an existing cluster (see the README).
@@ -43,6 +45,7 @@ class ExecutorError(RuntimeError):
 
 class Executor(Protocol):
     name: str
+    threads: int  # math threads per worker (0: the libraries' defaults)
 
     def describe(self) -> dict[str, Any]: ...
 
@@ -89,13 +92,15 @@ class LocalExecutor:
         resolve_device(spec.device, need_onnxruntime=spec.image_run and uses_onnxruntime(
             Config(spec.config_data).parser))
         if self.jobs == 1:
+            #: math threads of the one worker (0: the libraries' defaults, all cores)
+            self.threads = spec.threads
             _init_worker(spec)
         else:
             # spawn, not fork: a forked child inherits torch/onnxruntime thread pools of a parent that
             # already ran a model and can deadlock in its first forward pass.
-            threads = max(1, (os.cpu_count() or 1) // self.jobs)
+            self.threads = spec.threads or max(1, (os.cpu_count() or 1) // self.jobs)
             self._pool = ProcessPoolExecutor(max_workers=self.jobs, initializer=_init_worker,
-                                             initargs=(replace(spec, threads=threads),),
+                                             initargs=(replace(spec, threads=self.threads),),
                                              mp_context=multiprocessing.get_context("spawn"))
 
     def describe(self) -> dict[str, Any]:
@@ -162,9 +167,11 @@ class RayExecutor:
                 raise ExecutorError(f"cannot start or join Ray ({address or 'local'}): {exc}") from exc
             self._started_here = True
         gpus, device = ray_gpus(spec.device, float(ray.cluster_resources().get("GPU", 0)))
-        actor_cls = ray.remote(num_cpus=1, num_gpus=gpus)(_RayWorker)
-        # one CPU per actor: cap each actor's thread pools to match
-        self.actors = [actor_cls.remote(replace(spec, threads=1, device=device)) for _ in range(max(1, jobs))]
+        # each actor reserves as many CPUs as it runs math threads (1 unless asked otherwise)
+        self.threads = spec.threads or 1
+        actor_cls = ray.remote(num_cpus=self.threads, num_gpus=gpus)(_RayWorker)
+        self.actors = [actor_cls.remote(replace(spec, threads=self.threads, device=device))
+                       for _ in range(max(1, jobs))]
         self.gpus_per_actor = gpus
 
     def describe(self) -> dict[str, Any]:
