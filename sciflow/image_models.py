@@ -328,14 +328,14 @@ class TextEmbeddingSemantic:
 
     def __init__(self, embedder: Any):
         st = getattr(embedder, "model", None)
-        if st is None or not hasattr(embedder, "encode"):
+        if st is None or not hasattr(embedder, "encode") or not hasattr(embedder, "n_tokens"):
             raise ImageModelUnavailable(f"embedder {getattr(embedder, 'name', embedder)!r} has no text encoder")
         self._embedder = embedder
-        self._tokenizer = st.tokenizer
         self.max_tokens = int(st.max_seq_length) - 2  # [CLS] and [SEP]
 
     def count_tokens(self, text: str) -> int:
-        return len(self._tokenizer(text, add_special_tokens=False, truncation=False, verbose=False)["input_ids"])
+        """Word pieces without the special tokens (the embedder's memoised count)."""
+        return int(self._embedder.n_tokens(text))
 
     def encode_texts(self, texts: Sequence[str]) -> np.ndarray:
         for t in texts:
