@@ -84,6 +84,37 @@ def peak_rss_gb() -> dict[str, float]:
     }
 
 
+class RayActorMemory:
+    """Peak RSS of the Ray actor processes, sampled every ``period`` s: they are the raylet's
+    children, not this process's, so ``getrusage`` cannot see them. Needs psutil (a Ray
+    dependency); :attr:`peak_gb` stays None without it."""
+
+    def __init__(self, period: float = 0.5):
+        import threading
+
+        self.peak_gb: float | None = None
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._poll, args=(period,), daemon=True)
+        self._thread.start()
+
+    def _poll(self, period: float) -> None:
+        try:
+            import psutil
+        except ImportError:
+            return
+        while not self._stop.wait(period):
+            for proc in psutil.process_iter(["cmdline", "memory_info"]):
+                cmd = " ".join(proc.info.get("cmdline") or [])
+                mem = proc.info.get("memory_info")
+                if "_RayWorker" in cmd and mem is not None:
+                    self.peak_gb = max(self.peak_gb or 0.0, mem.rss / 1024**3)
+
+    def stop(self) -> float | None:
+        self._stop.set()
+        self._thread.join()
+        return self.peak_gb
+
+
 def one_run(args: argparse.Namespace) -> None:
     """Child process: one scoring run; prints a JSON line with its seconds and peak RSS."""
     preds, refs = args.workdir / "data" / "images", args.workdir / "data" / "refs"
@@ -92,14 +123,17 @@ def one_run(args: argparse.Namespace) -> None:
         shutil.rmtree(out, ignore_errors=True)
         shutil.rmtree(cache, ignore_errors=True)
     config = load_config(overrides=METRIC_CHANGE) if args.phase == "metric-change" else load_config()
+    ray_memory = RayActorMemory() if MODES[args.mode].get("executor") == "ray" else None
     t = time.perf_counter()
     result = run_scoring(preds, refs, out, config, cache_dir=cache, resume=args.phase != "parse-cache",
                          **MODES[args.mode])
     secs = time.perf_counter() - t
+    rss = peak_rss_gb()
+    rss["ray_actors"] = ray_memory.stop() if ray_memory is not None else None
     statuses: dict[str, int] = {}
     for row in result.rows:
         statuses[row["status"]] = statuses.get(row["status"], 0) + 1
-    print(json.dumps({"secs": secs, "rss": peak_rss_gb(), "reused": result.n_reused, "statuses": statuses,
+    print(json.dumps({"secs": secs, "rss": rss, "reused": result.n_reused, "statuses": statuses,
                       "mean_overall": result.summary.get("means", {}).get("overall")}))
 
 
@@ -162,6 +196,8 @@ def main() -> None:
         r = spawn(args, mode, "cold")
         secs[mode] = r["secs"]
         rss = r["rss"]["self"] if MODES[mode]["jobs"] == 1 else r["rss"]["children"]
+        if MODES[mode].get("executor") == "ray":
+            rss = r["rss"]["ray_actors"] if r["rss"]["ray_actors"] is not None else float("nan")
         print(f"{mode}: {r['secs']:.0f} s, {args.n / r['secs']:.2f} items/s, peak RSS per worker {rss:.2f} GB, "
               f"rows {r['statuses']}, mean overall {r['mean_overall']}", flush=True)
     if "local2" in secs:
