@@ -33,6 +33,7 @@ import contextlib
 import logging
 import sqlite3
 import threading
+import time
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -81,10 +82,31 @@ class EmbeddingStore:
             return None
         if self._conn is not None:
             return self._conn
-        conn = None
+        deadline = time.monotonic() + BUSY_TIMEOUT_S
+        attempt = 0
+        while True:
+            try:
+                self._conn = self._open()
+                return self._conn
+            except sqlite3.OperationalError as exc:
+                # Workers start together and open one new file together: switching it to WAL
+                # needs a lock that SQLite does not wait for (no busy handler there), so a
+                # "locked" setup is retried with backoff until the busy timeout.
+                if ("locked" in str(exc) or "busy" in str(exc)) and time.monotonic() < deadline:
+                    time.sleep(min(0.5, 0.01 * 2**attempt))
+                    attempt += 1
+                    continue
+                self._give_up("cannot open", exc)
+                return None
+            except (sqlite3.Error, OSError) as exc:
+                self._give_up("cannot open", exc)
+                return None
+
+    def _open(self) -> sqlite3.Connection:
+        """A new, set-up connection (the file and its table created if need be); raises on failure."""
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        conn = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_S, check_same_thread=False)
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            conn = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_S, check_same_thread=False)
             conn.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
             version = conn.execute("PRAGMA user_version").fetchone()[0]  # "not a database" raises here
             if version not in (0, SCHEMA_VERSION):
@@ -95,12 +117,9 @@ class EmbeddingStore:
                 conn.execute(_SCHEMA)
                 if version == 0:
                     conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
-        except (sqlite3.Error, OSError) as exc:
-            if conn is not None:
-                conn.close()
-            self._give_up("cannot open", exc)
-            return None
-        self._conn = conn
+        except BaseException:
+            conn.close()
+            raise
         return conn
 
     def _give_up(self, what: str, exc: BaseException) -> None:

@@ -121,6 +121,27 @@ def test_unknown_schema_version_is_not_used(tmp_path, caplog):
     assert "schema version 99" in caplog.text
 
 
+def test_opening_waits_for_another_process_creating_the_file(tmp_path):
+    """Workers start together and open one new file together. Switching a fresh file to WAL
+    while another connection writes fails at once in SQLite (no busy handler there): the
+    store retries instead of giving up for the whole run."""
+    import threading
+
+    path = tmp_path / "e.sqlite3"
+    other = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    other.execute("BEGIN IMMEDIATE")
+    other.execute("CREATE TABLE early (x)")  # a write transaction on the fresh (rollback-journal) file
+    release = threading.Timer(0.5, lambda: (other.execute("COMMIT"), other.close()))
+    release.start()
+    try:
+        store = EmbeddingStore(path)
+        store.put(KEY, "a", np.ones(4, np.float32))
+        assert not store.broken
+        assert store.get(KEY, "a") is not None
+    finally:
+        release.join()
+
+
 def _write_rows(path: str, worker: int, n: int, start) -> None:
     """Child process: wait for the start signal, then write ``n`` rows one commit each."""
     store = EmbeddingStore(path)
