@@ -100,32 +100,36 @@ def run_scoring(
             on_item(row)
 
     rows = dict(kept)
-    spec = WorkerSpec(dict(config.data), str(cache_dir) if cache_dir else None, image_run, critique,
-                      threads=max(0, threads), device=device)
-    ex = make_executor(executor, spec, jobs=jobs, address=address)
-    try:
-        models = ex.describe()
-        manifest = build_manifest(config, models, device=ex.device_info())
-        manifest["executor"] = {"name": ex.name, "jobs": jobs, "threads_per_worker": ex.threads}
-        if out:
-            out.mkdir(parents=True, exist_ok=True)
-            (out / "manifest.json").write_text(json.dumps(manifest, indent=2, ensure_ascii=False) + "\n", "utf-8")
-        log_file = ResultsLog(results_path, keep_existing=bool(kept)) if results_path else None
+    manifest = _kept_manifest(out, config.hash) if out and not todo else None
+    if manifest is not None:  # every row reused: no worker to start, no model to load
+        log.info("all %d items already scored with this config; nothing to run", len(items))
+    else:
+        spec = WorkerSpec(dict(config.data), str(cache_dir) if cache_dir else None, image_run, critique,
+                          threads=max(0, threads), device=device)
+        ex = make_executor(executor, spec, jobs=jobs, address=address)
         try:
-            for item_id, row, parsed in ex.run(todo):
-                if out and parsed is not None:
-                    (out / "parsed").mkdir(exist_ok=True)
-                    DiagramGraph.from_dict(parsed).save(out / "parsed" / f"{item_id}.json")
+            models = ex.describe()
+            manifest = build_manifest(config, models, device=ex.device_info())
+            manifest["executor"] = {"name": ex.name, "jobs": jobs, "threads_per_worker": ex.threads}
+            if out:
+                out.mkdir(parents=True, exist_ok=True)
+                (out / "manifest.json").write_text(json.dumps(manifest, indent=2, ensure_ascii=False) + "\n", "utf-8")
+            log_file = ResultsLog(results_path, keep_existing=bool(kept)) if results_path else None
+            try:
+                for item_id, row, parsed in ex.run(todo):
+                    if out and parsed is not None:
+                        (out / "parsed").mkdir(exist_ok=True)
+                        DiagramGraph.from_dict(parsed).save(out / "parsed" / f"{item_id}.json")
+                    if log_file:
+                        log_file.append(row)
+                    rows[item_id] = row
+                    if on_item:
+                        on_item(row)
+            finally:
                 if log_file:
-                    log_file.append(row)
-                rows[item_id] = row
-                if on_item:
-                    on_item(row)
+                    log_file.close()
         finally:
-            if log_file:
-                log_file.close()
-    finally:
-        ex.close()
+            ex.close()
     ordered = [rows[i.id] for i in items]
     name = run_name or (out.name if out else pred_dir.name)
     summary = summarize_rows(ordered, run=name, config_hash=config.hash, unreferenced=orphans,
@@ -135,3 +139,14 @@ def run_scoring(
         (out / "summary.json").write_text(json.dumps(summary, indent=2, ensure_ascii=False) + "\n", "utf-8")
         write_leaderboard([summary], out / "leaderboard.csv")
     return RunResult(out, ordered, summary, manifest, n_reused=len(kept))
+
+
+def _kept_manifest(out: Path, config_hash: str) -> dict[str, Any] | None:
+    """The manifest already in ``out`` when it was written under ``config_hash`` (it describes
+    the run that produced the reused rows), else None."""
+    try:
+        manifest = json.loads((out / "manifest.json").read_text("utf-8"))
+    except (OSError, ValueError):
+        return None
+    ok = isinstance(manifest, dict) and manifest.get("config_hash") == config_hash and "fallbacks" in manifest
+    return manifest if ok else None

@@ -26,7 +26,9 @@ def strip(rows):
     return [json.dumps(r, sort_keys=True) for r in rows]
 
 
-def test_rerun_reuses_unchanged_rows_and_redoes_changed_ones(tmp_path):
+def test_rerun_reuses_unchanged_rows_and_redoes_changed_ones(tmp_path, monkeypatch):
+    import sciflow.scoring
+
     preds = tmp_path / "preds"
     preds.mkdir()
     for p in (EXAMPLES / "predictions" / "careful-gen").glob("*.json"):
@@ -34,8 +36,14 @@ def test_rerun_reuses_unchanged_rows_and_redoes_changed_ones(tmp_path):
     out = tmp_path / "out"
     first = run_scoring(preds, REFS, out, STRING_ONLY)
     assert first.n_reused == 0
-    second = run_scoring(preds, REFS, out, STRING_ONLY)
+    manifest = (out / "manifest.json").read_bytes()
+    # nothing to redo: no executor is built (no worker started, no model loaded), the manifest
+    # of the run that made the rows stays
+    with monkeypatch.context() as m:
+        m.setattr(sciflow.scoring, "make_executor", lambda *a, **k: pytest.fail("an executor was built"))
+        second = run_scoring(preds, REFS, out, STRING_ONLY)
     assert second.n_reused == 5 and strip(second.rows) == strip(first.rows)
+    assert second.summary == first.summary and (out / "manifest.json").read_bytes() == manifest
     # change one prediction: only that item is redone
     vit = json.loads((preds / "vit.json").read_text())
     vit["edges"] = vit["edges"][:1]
