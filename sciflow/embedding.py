@@ -163,8 +163,7 @@ class SentenceTransformerEmbedder:
     def use_store(self, store: EmbeddingStore | None) -> None:
         """Back the in-memory cache with ``store`` (None detaches the current one).
 
-        Preloads every vector the store holds under :meth:`store_key` (taken now: a worker caps
-        its threads before it builds its scorer) into memory, writes the vectors already in
+        Preloads every vector the store holds under :meth:`store_key` into memory, writes the vectors already in
         memory that the store lacks, and from then on :meth:`encode` looks a string up in the
         store before encoding it and writes what it encodes. Attaching a store
         for the path already attached is a no-op (the process-wide embedder of
