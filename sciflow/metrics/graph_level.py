@@ -1,29 +1,82 @@
 """Graph-level score: 0.6 edge-F1 + 0.4 node-F1 (SciFlow-Bench, Appendix A.1), correct by construction.
 
-Definition
-----------
-1. Nodes are matched one-to-one (:func:`sciflow.metrics.matching.match_nodes`).
-   node precision = matched / |pred nodes|, node recall = matched / |ref nodes|.
-2. Edges are directed and compared through the matching. A predicted edge ``u -> v`` with
-   ``u`` matched to ``a`` and ``v`` matched to ``b`` is **correct** when
+Definition (metric version 2, :data:`sciflow.metrics.METRIC_VERSION`)
+---------------------------------------------------------------------
+1. Nodes are matched one-to-one (:func:`sciflow.metrics.matching.match_nodes`); among
+   assignments tied on label similarity (repeated labels) the one with the best edge score
+   below is taken. node precision = matched / |pred nodes|, node recall = matched / |ref nodes|.
+2. Edges are directed and judged through the matching. A node of the reference is *left
+   out* when the diagram does not draw it (unmatched) or draws it without any arrow (its
+   partner has no incident predicted edge). A predicted edge ``u -> v`` whose endpoints are
+   matched to ``a`` and ``b`` is
 
-   - ``a -> b`` is a reference edge (*direct*), or
-   - the reference has a directed path ``a ⇝ b`` whose intermediate nodes are all
-     unmatched: the diagram skipped them (*skip path*). The reference edges on the
-     shortest such paths count as recovered.
+   - **direct** (correct) when ``a -> b`` is a reference edge; it recovers that edge;
+   - **excused** when the reference has a directed path ``a ⇝ b`` of two or more edges whose
+     intermediate nodes are all left out: the diagram skipped those boxes and drew the
+     arrow straight through. It is neither right nor wrong: it is left out of the
+     precision's denominator and recovers nothing (the skipped reference edges stay
+     missing, and the skipped boxes already cost node recall);
+   - **reversed** when instead ``b -> a`` is a reference edge or an excusable path;
+   - **unmatched endpoint** when ``u`` or ``v`` has no partner; **unsupported** otherwise.
 
-   Otherwise it is an error, classified as *unmatched endpoint* (``u`` or ``v`` has no
-   reference counterpart), *reversed* (the reference supports ``b -> a`` directly or by a
-   skip path, but not ``a -> b``) or *unsupported*.
-   edge precision = correct predicted edges / |pred edges|;
-   edge recall = distinct reference edges recovered / |ref edges|. A reference edge is
-   credited at most once (the recovered edges form a set), and parallel predicted edges
-   between the same two nodes are one edge, so both lie in [0, 1].
+   counted edges = predicted edges that are not excused;
+   edge precision = direct edges / counted edges; edge recall = reference edges recovered
+   / |ref edges|. Parallel predicted edges are one edge, so a reference edge is recovered
+   at most once and both lie in [0, 1].
 3. F1 = 2PR / (P + R) (0 when P + R = 0).
    graph score = edge_weight * edge-F1 + node_weight * node-F1 (defaults 0.6 / 0.4).
 
-Empty cases: when both graphs have no nodes (resp. no edges), node (resp. edge) precision,
-recall and F1 are 1; when exactly one side is empty they are 0.
+Empty cases: when neither graph has an edge, the edge precision, recall and F1 are the
+node ones (a reference without relations is reproduced exactly as well as its components;
+an empty prediction scores 0, not 0.6). When only one side has (counted) edges they are 0.
+When neither graph has a node, everything is 1.
+
+Why skip arrows are excused and not credited
+--------------------------------------------
+SciFlow-Bench credits an arrow drawn through a left-out box with the whole skipped path.
+That is gameable: against a 10-box chain, its two end boxes joined by one arrow score
+edge F1 1.0 and graph 0.733, while all ten boxes without arrows score 0.400. Any credit
+that gives such an arrow a reference edge's worth of recall contradicts two properties at
+once: reference ``A -> B -> C``, prediction ``{A, C; A -> C}`` would score 0.72 (node F1
+0.8, edge F1 2/3); drawing the missing box ``B`` must not lower that, and adding the
+correct arrow ``A -> B`` must not lower it either, yet ``{A, B, C; A -> B, A -> C}`` scores
+at most 0.70 unless the wrong fan-out ``A -> C`` is rewarded (and then it scores 1.0).
+Excusing the arrow keeps the paper's intent (it is not punished as a hallucinated
+relation: the missing box costs node F1 once) and closes the loophole: the skip adds
+nothing, so drawing less never scores more.
+
+Properties (each tested with hypothesis, unique and repeated labels, cycles, self-loops)
+--------------------------------------------------------------------------------------
+Write ``c`` for direct edges, ``n`` for counted edges and ``E`` for reference edges; then
+recall = ``c / E`` and edge F1 = ``2c / (n + E)``.
+
+- *Scores lie in [0, 1]*: ``c <= n`` and ``c <= E``.
+- *Identical and isomorphic copies score 1*: an isomorphism pairs equal labels, so it is in
+  the tie space and makes every edge direct; the tie break maximises the edge F1, which is
+  then 1.
+- *Invariance to ids and order*: see :mod:`sciflow.metrics.matching` (exact below its
+  bound); the tie objective is ``(edge F1, c)``, so every reported value is the same.
+- *Recall per arrow*: a predicted edge recovers at most the one reference edge it lies on
+  (excused edges recover none), so recall <= correct predicted arrows / E.
+- *Reversing a correct arrow never raises edge F1 or the graph score*: with the matching
+  fixed the reversed arrow is direct (a 2-cycle), excused or wrong. Direct: ``c, n``
+  unchanged; excused: ``2(c-1)/(n-1+E) <= 2c/(n+E)`` since ``c <= n + E``; wrong: ``c``
+  falls. No node's wiring changes. The tie break can only pick a better assignment for the
+  original, never for the reversed graph beyond that bound.
+- *Adding a spurious arrow never raises precision*: it is counted and not direct, and by
+  wiring its endpoints it can only turn excused arrows into counted wrong ones.
+- *Drawing a missing reference node with no arrows never lowers the graph score*: the node
+  is left out before (unmatched) and after (unwired), so no verdict changes; node F1 rises.
+- *Adding a correct arrow never lowers the graph score, removing one never raises it*,
+  except in one case that no rule keeping the property above avoids: the arrow wires a box
+  that was left out, and ``k >= 2`` excused arrows through that box become wrong. Then
+  edge F1 goes from ``2c/(n+E)`` to ``2(c+1)/(n+1+k+E)``, lower when ``n + E < c (k + 1)``.
+  Smallest case found: reference ``A -> B``, ``B -> C``, ``B -> D`` plus a drawn 4-edge
+  chain ``P -> Q -> R -> S -> T``; prediction: every box, the chain, ``A -> C`` and
+  ``A -> D`` (``B`` drawn unconnected): edge F1 8/11 = 0.727; adding ``A -> B``: 10/14 =
+  0.714. Keeping *drawing a box never lowers the score* exact (the audit's defect) is
+  worth more than this rarer case: excusing a skip over a drawn but unconnected box is
+  what makes it hold (``tests/test_graph_metric_regressions.py`` pins both).
 
 Example
 -------
@@ -31,17 +84,19 @@ Example
 >>> from sciflow.config import MatchingConfig
 >>> chain = DiagramGraph.from_dict({"id": "r", "nodes": [{"id": k, "label": k} for k in "ABC"],
 ...     "edges": [{"source": "A", "target": "B"}, {"source": "B", "target": "C"}]})
->>> skip = DiagramGraph.from_dict({"id": "p", "nodes": [{"id": k, "label": k} for k in "AC"],
-...     "edges": [{"source": "A", "target": "C"}]})
+>>> skip = DiagramGraph.from_dict({"id": "p", "nodes": [{"id": k, "label": k} for k in "AB"],
+...     "edges": [{"source": "A", "target": "B"}]})
 >>> r = graph_level(skip, chain, matching=MatchingConfig(embedder="none"))
 >>> (r.edge_precision, r.edge_recall, round(r.node_f1, 4), round(r.score, 4))
-(1.0, 1.0, 0.8, 0.92)
+(1.0, 0.5, 0.8, 0.72)
 """
 
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
+from fractions import Fraction
 from typing import Any
 
 from sciflow.config import GraphWeights, MatchingConfig
@@ -58,7 +113,9 @@ class EdgeVerdict:
     target: str
     source_label: str
     target_label: str
-    verdict: str  # "direct" | "skip_path" | "reversed" | "unmatched_endpoint" | "unsupported"
+    verdict: str  # "direct" | "excused" | "reversed" | "unmatched_endpoint" | "unsupported"
+    # direct: the reference edge recovered; excused: the reference edges of the skipped path
+    # (they are not recovered)
     ref_edges: tuple[tuple[str, str], ...] = ()
 
 
@@ -80,7 +137,7 @@ class GraphLevelResult:
     # Diagnostics as data --------------------------------------------------
     @property
     def correct_edges(self) -> list[EdgeVerdict]:
-        return [e for e in self.edges if e.verdict in ("direct", "skip_path")]
+        return [e for e in self.edges if e.verdict == "direct"]
 
     def edges_with(self, verdict: str) -> list[EdgeVerdict]:
         return [e for e in self.edges if e.verdict == verdict]
@@ -104,9 +161,9 @@ class GraphLevelResult:
             "reversed_edges": [edge(e) for e in self.edges_with("reversed")],
             "unsupported_edges": [edge(e) for e in self.edges_with("unsupported")],
             "unmatched_endpoint_edges": [edge(e) for e in self.edges_with("unmatched_endpoint")],
-            "skip_path_credits": [
-                {**edge(e), "ref_edges": [list(x) for x in e.ref_edges]}
-                for e in self.edges_with("skip_path")
+            "excused_edges": [
+                {**edge(e), "skipped_ref_edges": [list(x) for x in e.ref_edges]}
+                for e in self.edges_with("excused")
             ],
         }
 
@@ -125,6 +182,8 @@ class GraphLevelResult:
                 "string_weight": self.matching.string_weight,
                 "embedder": self.matching.embedder,
                 "fallback": self.matching.fallback,
+                "tie_break": self.matching.tie_break,
+                "tie_candidates": self.matching.tie_candidates,
             },
             "diagnostics": self.diagnostics(),
         }
@@ -133,8 +192,8 @@ class GraphLevelResult:
 def prf(tp_pred: int, n_pred: int, tp_ref: int, n_ref: int) -> tuple[float, float, float]:
     """Precision, recall and F1 with the documented empty cases.
 
-    ``tp_pred`` counts correct predictions, ``tp_ref`` recovered references (they differ
-    for edges, where one skip-path edge recovers several reference edges).
+    ``tp_pred`` counts correct predictions out of ``n_pred``, ``tp_ref`` recovered
+    references out of ``n_ref``.
 
     >>> prf(0, 0, 0, 0), prf(0, 0, 0, 3), prf(2, 4, 2, 2)
     ((1.0, 1.0, 1.0), (0.0, 0.0, 0.0), (0.5, 1.0, 0.6666666666666666))
@@ -156,7 +215,8 @@ def skip_path_edges(
     intermediate nodes are all in ``passable``; empty when there is none.
 
     The union over all shortest such paths is returned, so the result never depends on
-    node order or ids.
+    node order or ids. The graph level uses it to find excused edges (the skipped reference
+    edges are reported, never credited); the critic to explain shortcuts.
 
     >>> succ = {"a": ["x", "y"], "x": ["b"], "y": ["b"], "b": []}
     >>> skip_path_edges(succ, "a", "b", {"x"})
@@ -201,6 +261,57 @@ def skip_path_edges(
     return tuple(sorted(on_path))
 
 
+@dataclass(frozen=True)
+class _EdgeJudgement:
+    verdicts: tuple[EdgeVerdict, ...]
+    direct: int  # distinct reference edges recovered (= direct predicted edges)
+    counted: int  # predicted edges that are not excused
+
+
+class _EdgeJudge:
+    """Judges the predicted edges under a given matching (module docstring, step 2)."""
+
+    def __init__(self, pred: DiagramGraph, ref: DiagramGraph):
+        self.pred_edges = list(dict.fromkeys((e.source, e.target) for e in pred.edges))
+        self.pred_label = {n.id: n.label for n in pred.nodes}
+        self.wired = {x for e in self.pred_edges for x in e}
+        self.ref_ids = [n.id for n in ref.nodes]
+        self.ref_edges = {(e.source, e.target) for e in ref.edges}
+        self.ref_succ: dict[str, list[str]] = {n.id: [] for n in ref.nodes}
+        for e in ref.edges:
+            self.ref_succ[e.source].append(e.target)
+
+    def __call__(self, to_ref: Mapping[str, str]) -> _EdgeJudgement:
+        drawn = {b for u, b in to_ref.items() if u in self.wired}
+        left_out = {r for r in self.ref_ids if r not in drawn}
+        verdicts: list[EdgeVerdict] = []
+        direct = counted = 0
+        for u, v in self.pred_edges:
+            a, b = to_ref.get(u), to_ref.get(v)
+            path: tuple[tuple[str, str], ...] = ()
+            if a is None or b is None:
+                kind = "unmatched_endpoint"
+            elif (a, b) in self.ref_edges:
+                kind, path = "direct", ((a, b),)
+                direct += 1
+            elif path := skip_path_edges(self.ref_succ, a, b, left_out):
+                kind = "excused"
+            elif (b, a) in self.ref_edges or skip_path_edges(self.ref_succ, b, a, left_out):
+                kind = "reversed"
+            else:
+                kind = "unsupported"
+            counted += kind != "excused"
+            verdicts.append(EdgeVerdict(u, v, self.pred_label[u], self.pred_label[v], kind, path))
+        verdicts.sort(key=lambda x: (x.source_label, x.target_label, x.source, x.target))
+        return _EdgeJudgement(tuple(verdicts), direct, counted)
+
+    def objective(self, to_ref: Mapping[str, str]) -> tuple[Fraction, int]:
+        """Tie-break key: (edge F1 as an exact fraction, direct edges)."""
+        j = self(to_ref)
+        denominator = j.counted + len(self.ref_edges)
+        return (Fraction(2 * j.direct, denominator) if denominator else Fraction(1), j.direct)
+
+
 def graph_level(
     pred: DiagramGraph,
     ref: DiagramGraph,
@@ -210,43 +321,18 @@ def graph_level(
 ) -> GraphLevelResult:
     """Graph-level comparison of a predicted graph with its reference (see module docstring)."""
     weights = weights or GraphWeights()
-    m = match_nodes(pred, ref, matching, embedder)
-    to_ref = m.pred_to_ref
-    pred_label = {n.id: n.label for n in pred.nodes}
+    judge = _EdgeJudge(pred, ref)
+    m = match_nodes(pred, ref, matching, embedder, objective=judge.objective)
+    j = judge(m.pred_to_ref)
     ref_label = {n.id: n.label for n in ref.nodes}
-    ref_edges = {(e.source, e.target) for e in ref.edges}
-    ref_succ: dict[str, list[str]] = {n.id: [] for n in ref.nodes}
-    for e in ref.edges:
-        ref_succ[e.source].append(e.target)
-    passable = set(m.unmatched_ref)
-
-    def support(a: str, b: str) -> tuple[str, tuple[tuple[str, str], ...]]:
-        if (a, b) in ref_edges:
-            return "direct", ((a, b),)
-        path = skip_path_edges(ref_succ, a, b, passable)
-        return ("skip_path", path) if path else ("", ())
-
-    verdicts: list[EdgeVerdict] = []
-    recovered: set[tuple[str, str]] = set()
-    for e in pred.edges:
-        a, b = to_ref.get(e.source), to_ref.get(e.target)
-        if a is None or b is None:
-            kind, credited = "unmatched_endpoint", ()
-        else:
-            kind, credited = support(a, b)
-            if not kind:
-                kind = "reversed" if support(b, a)[0] else "unsupported"
-        recovered.update(credited)
-        verdicts.append(
-            EdgeVerdict(e.source, e.target, pred_label[e.source], pred_label[e.target], kind, credited)
-        )
-    verdicts.sort(key=lambda v: (v.source_label, v.target_label, v.source, v.target))
-
-    n_correct = sum(v.verdict in ("direct", "skip_path") for v in verdicts)
-    ep, er, ef = prf(n_correct, len(pred.edges), len(recovered), len(ref_edges))
     n_match = len(m.pairs)
     np_, nr, nf = prf(n_match, len(pred.nodes), n_match, len(ref.nodes))
-    missing = tuple(sorted(ref_edges - recovered, key=lambda x: (ref_label[x[0]], ref_label[x[1]], x)))
+    if not judge.ref_edges and not judge.pred_edges:
+        ep, er, ef = np_, nr, nf  # no relation on either side: as right as the components
+    else:
+        ep, er, ef = prf(j.direct, j.counted, j.direct, len(judge.ref_edges))
+    recovered = {v.ref_edges[0] for v in j.verdicts if v.verdict == "direct"}
+    missing = tuple(sorted(judge.ref_edges - recovered, key=lambda x: (ref_label[x[0]], ref_label[x[1]], x)))
     return GraphLevelResult(
         node_precision=np_,
         node_recall=nr,
@@ -256,7 +342,7 @@ def graph_level(
         edge_f1=ef,
         score=weights.edge_weight * ef + weights.node_weight * nf,
         matching=m,
-        edges=tuple(verdicts),
+        edges=j.verdicts,
         missing_edges=missing,
         ref_labels=ref_label,
         weights=weights,
