@@ -10,6 +10,7 @@ from typing import Any
 from sciflow import __version__
 from sciflow.config import Config
 from sciflow.device import CPU
+from sciflow.metrics import METRIC_VERSION
 
 _PACKAGES = ("numpy", "scipy", "networkx", "rapidfuzz", "torch", "sentence-transformers", "rapidocr", "onnxruntime",
              "onnxruntime-gpu")
@@ -25,16 +26,28 @@ def package_versions() -> dict[str, str | None]:
     return out
 
 
-def build_manifest(config: Config, models: dict[str, Any], device: dict[str, Any] | None = None) -> dict[str, Any]:
-    """Version, config hash and values, model names and weight hashes, thresholds,
-    metric weights, the device the models ran on and platform. ``models`` maps a role
-    ("embedder", "parser", ...) to the description its loader reported; ``device`` is
-    :meth:`sciflow.device.DeviceSpec.to_dict` of the device actually used (CPU when not given).
-    The device is a runtime setting: it is recorded here and never enters the config hash."""
+def build_manifest(
+    config: Config,
+    models: dict[str, Any],
+    device: dict[str, Any] | None = None,
+    references: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """Version, metric version, config hash and values, the reference set, model names and
+    weight hashes, thresholds, metric weights, the device the models ran on and platform.
+
+    ``models`` maps a role ("embedder", "parser", ...) to the description its loader
+    reported; ``device`` is :meth:`sciflow.device.DeviceSpec.to_dict` of the device actually
+    used (CPU when not given). The device is a runtime setting: it is recorded here and never
+    enters the config hash. ``metric_version`` is :data:`sciflow.metrics.METRIC_VERSION`.
+    ``references`` is the fingerprint of the reference set scored against
+    (:func:`sciflow.scoring.reference_fingerprint`: ``{"dir", "n", "sha256"}``), recorded as
+    given (None when not given)."""
     fallbacks = sorted(role for role, d in models.items() if isinstance(d, dict) and d.get("fallback"))
     return {
         "sciflow_version": __version__,
+        "metric_version": METRIC_VERSION,
         "config_hash": config.hash,
+        "references": references,
         "config": config.to_dict(),
         "thresholds": {"node_match": config.matching.threshold},
         "metric_weights": {

@@ -14,6 +14,7 @@ import pytest
 
 from sciflow.config import load_config
 from sciflow.generators import get_generator, run_generator
+from sciflow.metrics import METRIC_VERSION
 from sciflow.runs.results import finalize, read_log, reusable_rows
 from sciflow.scoring import run_scoring
 
@@ -60,7 +61,8 @@ def test_rerun_reuses_unchanged_rows_and_redoes_changed_ones(tmp_path, monkeypat
 
 def test_results_log_tolerates_a_cut_line_and_finalize_dedups(tmp_path):
     log = tmp_path / "results.jsonl"
-    log.write_text('{"id": "a", "config_hash": "h", "inputs": {}}\n{"id": "b", "config_h')
+    a = json.dumps({"id": "a", "config_hash": "h", "metric_version": METRIC_VERSION, "inputs": {}})
+    log.write_text(a + '\n{"id": "b", "config_h')
     rows = read_log(log)
     assert [r["id"] for r in rows] == ["a"]
     assert list(reusable_rows(rows, "h", {"a": {}, "b": {}})) == ["a"]

@@ -2,9 +2,10 @@
 
 ``results.jsonl`` is written by one writer (the process that runs the executor), one JSON
 object per line, flushed after each row, so a killed run loses at most the items in flight.
-A row records ``config_hash`` and the SHA-256 of its inputs; :func:`reusable_rows` keeps the
-rows of a previous run whose inputs and configuration are unchanged, so a rerun redoes only
-what is missing or changed. :func:`finalize` rewrites the file once at the end, sorted by
+A row records ``config_hash``, ``metric_version`` (:data:`sciflow.metrics.METRIC_VERSION`
+when it was scored) and the SHA-256 of its inputs; :func:`reusable_rows` keeps the rows of a
+previous run whose inputs, configuration and metric version are unchanged, so a rerun redoes
+only what is missing or changed. :func:`finalize` rewrites the file once at the end, sorted by
 item id with one row per item, atomically (temp file + rename), so the finished file is the
 same bit for bit however the run was interrupted or ordered.
 """
@@ -17,6 +18,8 @@ import os
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
+
+from sciflow.metrics import METRIC_VERSION
 
 log = logging.getLogger(__name__)
 
@@ -40,18 +43,25 @@ def read_log(path: Path) -> list[dict[str, Any]]:
 
 
 def reusable_rows(
-    previous: Iterable[dict[str, Any]], config_hash: str, inputs: dict[str, dict[str, str]], critique: bool = False
+    previous: Iterable[dict[str, Any]],
+    config_hash: str,
+    inputs: dict[str, dict[str, str]],
+    critique: bool = False,
+    *,
+    metric_version: int = METRIC_VERSION,
 ) -> dict[str, dict[str, Any]]:
-    """Rows of a previous run that can stand: same config hash, same input hashes, and a
-    critique when one is asked for.
+    """Rows of a previous run that can stand: same config hash, same ``metric_version`` (a row
+    without one, from before it was recorded, never stands), same input hashes, and a critique
+    when one is asked for.
 
     ``inputs`` maps item id to the current input hashes (``{"reference_sha256": ...}``).
-    The last row of an item wins.
+    The last row of an item that can stand wins.
     """
     keep: dict[str, dict[str, Any]] = {}
     for row in previous:
         item = row.get("id")
-        if (item in inputs and row.get("config_hash") == config_hash and row.get("inputs") == inputs[item]
+        if (item in inputs and row.get("config_hash") == config_hash
+                and row.get("metric_version") == metric_version and row.get("inputs") == inputs[item]
                 and (row.get("critique_written") or not critique)):
             keep[item] = row
     return keep
