@@ -29,25 +29,44 @@ def _fmt(v: Any) -> str:
 
 
 _HEADERS = {
-    "n_items": "items", "n_missing": "miss", "n_errors": "err", "node_f1": "node F1",
+    "n_items": "items", "n_missing": "miss", "n_errors": "err", "n_averaged": "n", "node_f1": "node F1",
     "edge_f1": "edge F1", "graph_easy": "easy", "graph_medium": "med", "graph_hard": "hard",
+    "metric_version": "metric v",
 }
 
 
 def leaderboard_table(summaries: Sequence[dict[str, Any]], title: str = "sciflow leaderboard") -> Table:
-    from sciflow.summary import leaderboard_rows
+    """The headline columns of :func:`sciflow.summary.leaderboard_rows` (``n``: the items every
+    mean is over) and, for runs that differ in them, the fallbacks, config hash, reference set
+    and metric version, a value ending in ``*`` where it differs from the first run's (hashes
+    shortened to 7 hex digits here; leaderboard.csv holds every column, always)."""
+    from sciflow.summary import DIFFERS, leaderboard_rows
 
     rows = leaderboard_rows(summaries)
     # The terminal shows the headline columns; leaderboard.csv holds every column.
     headline = ("overall", "graph", "text", "image", "node_f1", "edge_f1")
-    cols = ["run", "n_items", "n_missing", "n_errors"] + [k for k in headline if any(k in r for r in rows)]
+    cols = ["run", "n_items", "n_missing", "n_errors", "n_averaged"]
+    cols += [k for k in headline if any(k in r for r in rows)]
     cols += [f"graph_{d}" for d in ("easy", "medium", "hard") if any(r.get(f"n_{d}") for r in rows)]
+    provenance = [c for c in ("fallbacks", "config", "refs", "metric_version")
+                  if any(str(r.get(c, "")).endswith(DIFFERS) for r in rows)]
+
+    def cell(r: dict[str, Any], c: str) -> str:
+        v = r.get(c)
+        if c in ("config", "refs") and isinstance(v, str) and len(v) > 8:
+            return v[:7] + (DIFFERS if v.endswith(DIFFERS) else "")
+        return _fmt(v)
+
     table = Table(title=title)
-    for c in cols:
-        table.add_column(_HEADERS.get(c, c), justify="left" if c == "run" else "right",
-                         no_wrap=c == "run")
+    for c in cols:  # numbers are never cut either (headers wrap instead)
+        width = max((len(cell(r, c)) for r in rows), default=1) if c != "run" else None
+        table.add_column(_HEADERS.get(c, c), justify="left" if c == "run" else "right", no_wrap=c == "run",
+                         min_width=width)
+    for c in provenance:  # never cut: the marker is at the end
+        width = max(len(_HEADERS.get(c, c)), *(len(cell(r, c)) for r in rows))
+        table.add_column(_HEADERS.get(c, c), justify="left", no_wrap=True, min_width=width)
     for r in rows:
-        table.add_row(*[_fmt(r.get(c)) for c in cols])
+        table.add_row(*[cell(r, c) for c in cols + provenance])
     return table
 
 
@@ -113,19 +132,42 @@ def cmd_score(args: argparse.Namespace) -> int:
 
 
 def cmd_summarize(args: argparse.Namespace) -> int:
-    from sciflow.summary import SummaryError, read_summary, write_leaderboard
+    """Runs side by side. Runs that differ in reference set or metric version (or where one
+    recorded it and another did not) are refused, rc 2 and one line naming the runs and what
+    differs, unless ``--allow-mixed``; the table then says MIXED. Differing config hashes and
+    fallbacks are marked ``*`` in the table and CSV and named in a footnote."""
+    from rich.markup import escape
+
+    from sciflow.summary import DIFFERS, SummaryError, read_summary, run_differences, unrecorded, write_leaderboard
 
     summaries = []
     for d in args.results_dirs:
         try:
             summaries.append(read_summary(d))
         except SummaryError as exc:
-            err_console.print(f"[red]error:[/red] {exc}")
+            err_console.print(f"[red]error:[/red] {escape(str(exc))}")
             return 2
-    console.print(leaderboard_table(summaries))
+    for s in summaries:
+        if missing := unrecorded(s):
+            err_console.print(f"[yellow]warning:[/yellow] {escape(str(s['run']))}: no {' and no '.join(missing)} "
+                              "recorded (a run from before they were); treated as unknown")
+    diffs = run_differences(summaries)
+    blocking = [d for d in diffs if d.blocking]
+    if blocking and not args.allow_mixed:
+        what = " | ".join(d.describe() for d in blocking)
+        err_console.print(f"[red]error:[/red] not comparable: {escape(what)} (--allow-mixed to tabulate anyway)")
+        return 2
+    title = "sciflow leaderboard"
+    if blocking:
+        labels = [d.aspect.label for d in blocking]
+        title += f" (MIXED: {' and '.join(labels)} {'differs' if len(labels) == 1 else 'differ'}; not comparable)"
+    console.print(leaderboard_table(summaries, title=title))
+    if diffs:
+        console.print(f"{DIFFERS} differs from the first run ({escape(str(summaries[0]['run']))}): "
+                      + escape(" | ".join(d.describe() for d in diffs)), soft_wrap=True)
     if args.output:
         write_leaderboard(summaries, Path(args.output))
-        console.print(f"leaderboard written to {args.output}")
+        console.print(f"leaderboard written to {escape(str(args.output))}")
     return 0
 
 
@@ -482,6 +524,9 @@ def build_parser() -> argparse.ArgumentParser:
     m = sub.add_parser("summarize", help="leaderboard of one or more results folders side by side")
     m.add_argument("results_dirs", type=Path, nargs="+")
     m.add_argument("-o", "--output", default=None, help="write the combined leaderboard CSV here")
+    m.add_argument("--allow-mixed", action="store_true",
+                   help="tabulate runs scored against different reference sets or metric versions "
+                        "(the table is marked MIXED)")
     m.set_defaults(func=cmd_summarize)
 
     c = sub.add_parser("convert", help="convert SciFlow-Bench canvas_full.json files to sciflow graphs")
