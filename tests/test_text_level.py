@@ -41,9 +41,13 @@ def test_coverage_faithfulness_exact():
     r = text_level(pred, ref, matching=STRING_ONLY)
     assert r.coverage == pytest.approx(2 / 4)
     assert r.uncovered == ("Loss", "Optimizer")
-    # texts: Encoder, Encoder, Decoder, Quantum Router, zebra -> 3 of 5 supported
-    assert r.faithfulness == pytest.approx(3 / 5)
+    # statements: the labels Encoder, Encoder, Decoder, Quantum Router; the arrow label zebra;
+    # the arrow Encoder -> Decoder. Unsupported: the second Encoder (a duplicate), Quantum
+    # Router, zebra -> 3 of 6 supported
+    assert r.faithfulness == pytest.approx(3 / 6)
     assert r.unsupported_texts == ("Quantum Router", "zebra")
+    assert r.duplicate_texts == ("Encoder",)
+    assert r.unsupported_relations == ()
     assert r.relation_recall == pytest.approx(1 / 2)
 
 
@@ -67,8 +71,10 @@ def test_empty_prediction_and_prompt_without_components():
     ref = ref_with_prompt(["Encoder", "Decoder"], [("Encoder", "Decoder")])
     r = text_level(make_graph([]), ref, matching=STRING_ONLY)
     assert (r.coverage, r.faithfulness, r.relation_recall) == (0.0, 0.0, 0.0)
-    # no relations asked and none drawn: the documented empty case gives recall 1
-    assert text_level(make_graph([]), ref_with_prompt(["Encoder"], []), matching=STRING_ONLY).relation_recall == 1.0
+    # no relations asked and none drawn: the relation scores are the component scores
+    assert text_level(make_graph([]), ref_with_prompt(["Encoder"], []), matching=STRING_ONLY).relation_recall == 0.0
+    one = text_level(make_graph([("a", "Encoder")]), ref_with_prompt(["Encoder"], []), matching=STRING_ONLY)
+    assert (one.relation_precision, one.relation_recall) == (1.0, 1.0)
     plain = make_graph("AB", [("A", "B")])  # no prompt: the reference graph is the prompt
     assert prompt_graph(plain).labels == ["A", "B"]
     assert text_level(plain, plain, matching=STRING_ONLY).coverage == 1.0
@@ -114,3 +120,57 @@ def test_minilm_text_similarity_chunks_long_texts():
     r = text_level(pred, ref)
     assert r.fallback is False and 0.5 < r.text_similarity <= 1.0
     assert r.score > 0.9
+
+
+PROMPT = ref_with_prompt(["Encoder", "Decoder", "Loss"], [("Encoder", "Decoder"), ("Decoder", "Loss")],
+                         text="Title: Toy\nComponents (3):\n- Encoder\n- Decoder\n- Loss\nRelations (2):\n"
+                              "- Encoder -> Decoder\n- Decoder -> Loss\nLayout: left-to-right")
+COPY = make_graph([("e", "Encoder"), ("d", "Decoder"), ("l", "Loss")], [("e", "d"), ("d", "l")])
+
+
+def text(pred, **kw):
+    return text_level(pred, PROMPT, matching=STRING_ONLY, **kw)
+
+
+def test_perfect_copy_scores_exactly_one():
+    r = text(COPY)
+    assert (r.coverage, r.faithfulness, r.relation_f1, r.text_similarity, r.score) == (1.0, 1.0, 1.0, 1.0, 1.0)
+
+
+def test_every_arrow_both_ways_costs_faithfulness_and_relation_precision():
+    both = make_graph([("e", "Encoder"), ("d", "Decoder"), ("l", "Loss")],
+                      [("e", "d"), ("d", "e"), ("d", "l"), ("l", "d")])
+    r = text(both)
+    assert r.faithfulness == pytest.approx(1 - 2 / 7)  # 3 labels + 4 arrows, 2 arrows unsupported
+    assert (r.relation_precision, r.relation_recall) == (0.5, 1.0)
+    assert r.unsupported_relations == ("Decoder -> Encoder", "Loss -> Decoder")
+    assert r.score < text(COPY).score
+
+
+def test_diagram_drawn_twice_costs_faithfulness():
+    twice = make_graph([("e", "Encoder"), ("d", "Decoder"), ("l", "Loss"),
+                        ("e2", "Encoder"), ("d2", "Decoder"), ("l2", "Loss")],
+                       [("e", "d"), ("d", "l"), ("e2", "d2"), ("d2", "l2")])
+    r = text(twice)
+    assert r.coverage == 1.0
+    assert r.faithfulness == pytest.approx(0.5)  # 6 labels + 4 arrows: 3 duplicates, 2 copied arrows
+    assert r.duplicate_texts == ("Decoder", "Encoder", "Loss")
+    assert r.relation_precision == 0.5
+
+
+def test_template_words_are_not_support():
+    r = text(COPY, extra_texts=["Components", "Relations", "Layout", "Toy", "left-to-right"])
+    assert r.unsupported_texts == ("Components", "Layout", "Relations")  # the title and layout are content
+    assert r.faithfulness == pytest.approx(1 - 3 / 10)
+
+
+def test_repeated_components_are_kept():
+    g = make_graph([("r1", "ReLU"), ("r2", "ReLU"), ("c", "Concat")], [("r1", "c"), ("r2", "c")])
+    from sciflow.prompts import build_prompt
+
+    ref = DiagramGraph.from_dict({**g.to_dict(), "prompt": {
+        "text": "x", "components": list(build_prompt(g).components),
+        "relations": [list(r) for r in build_prompt(g).relations]}})
+    assert prompt_graph(ref).labels == ["ReLU", "ReLU", "Concat"]
+    r = text_level(g, ref, matching=STRING_ONLY)
+    assert (r.coverage, r.faithfulness, r.relation_f1) == (1.0, 1.0, 1.0)

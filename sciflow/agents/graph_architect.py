@@ -13,6 +13,10 @@ Backend ``default``, exact behaviour:
    left-to-right). Node ``group`` refers to kept groups ``g1..``; groups keep the containers
    found by the Grounder that hold a kept node, in the same order.
 5. Coordinates are converted back to the input image (divided by ``diagram.scale``).
+6. ``meta["free_texts"]``: the free-standing text labels (titles, captions, legends, stray
+   words) that became neither a kept node nor an arrow label, in reading order, when they
+   hold at least two letters or digits (a lone glyph is more often an arrowhead misread
+   than a word). The text level counts them as statements (faithfulness).
 """
 
 from __future__ import annotations
@@ -46,7 +50,7 @@ class DefaultArchitect:
         self.dup_iou = float(self.params.get("dup_iou", 0.3))
 
     def fingerprint(self) -> dict[str, Any]:
-        return {"backend": "default"}
+        return {"backend": "default", "version": 2}  # 2: meta["free_texts"]
 
     def build(self, d: Diagram) -> DiagramGraph:
         s = d.scale or 1.0
@@ -114,9 +118,20 @@ class DefaultArchitect:
             nodes=tuple(nodes),
             edges=tuple(edges),
             groups=tuple(groups),
-            meta={"parser": "sciflow", "scale": round(s, 6)},
+            meta={"parser": "sciflow", "scale": round(s, 6), "free_texts": _free_texts(d, keep, edges)},
         )
         return g
+
+
+def _free_texts(d: Diagram, kept_nodes: list[Any], edges: list[Edge]) -> list[str]:
+    """Free text labels used by no kept node and no arrow label (module docstring, step 6)."""
+    used = {i for n in kept_nodes for i in n.text_ids}
+    arrow_labels = {e.label for e in edges if e.label}
+    labels = sorted(d.free_text, key=lambda lb: (lb.bbox[1], lb.bbox[0]))
+    return [
+        lb.text for lb in labels
+        if not used & set(lb.line_ids) and lb.text not in arrow_labels and sum(ch.isalnum() for ch in lb.text) >= 2
+    ]
 
 
 def _scale(b: BBox, s: float) -> tuple[float, float, float, float]:

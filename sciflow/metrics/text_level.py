@@ -1,39 +1,60 @@
 """Text-level score: 0.3 coverage + 0.3 faithfulness + 0.4 alignment (SciFlow-Bench, App. A.2).
 
 Inputs: the predicted graph, its reference, and optionally other text read in the image
-(``extra_texts``, e.g. OCR lines the parser did not turn into nodes). The *prompt* is the
-reference's structured prompt: its ``components`` (else the reference node labels), its
-``relations`` (else the reference edges as label pairs) and its ``text`` (else the
-components and relations written out).
+(``extra_texts``: OCR lines the parser did not turn into a node or an arrow label, such as
+titles, captions and legends; ``sciflow score`` passes the parser's ``meta["free_texts"]``).
+The *prompt* is the reference's structured prompt: its ``components`` (else the reference
+node labels), its ``relations`` (else the reference edges as label pairs) and its ``text``.
+The *prompt graph* holds the components as nodes (repeated components stay separate
+nodes) and the relations as edges; when the components and relations are exactly the
+reference's own labels and edges, it is the reference graph itself.
 
-Definitions
------------
+Definitions (metric version 2)
+------------------------------
 - **coverage** = matched components / |components|, with the one-to-one node matcher of
-  the graph level (:func:`sciflow.metrics.matching.match_nodes`) between the components and
-  the predicted node labels. No components: coverage is 1 when the prediction is empty too,
-  else 0.
-- **faithfulness** = supported texts / |predicted texts|. The predicted texts are the node
-  labels, the edge labels and ``extra_texts`` (empty strings dropped). A text is supported
-  when its similarity to some component reaches the matching threshold (many texts may lean
-  on one component; duplicates are the graph level's business), or when its folded form
-  occurs in the folded prompt text (e.g. an edge label the prompt mentions). A prediction
-  with no text at all scores 0: it conveys nothing of the prompt.
+  the graph level (:func:`sciflow.metrics.matching.match_nodes`) between the prompt graph
+  and the prediction. No components: coverage is 1 when the prediction is empty too, else 0.
+- **faithfulness** = supported statements / statements. The statements are every node
+  label, every arrow label, every extra text (empty strings dropped) and every predicted
+  arrow. Support:
+
+  - a node label is supported when the coverage matching pairs its node with a component;
+    an unmatched node whose label reaches the matching threshold against some component
+    is a *duplicate* (the component is drawn already) and is unsupported; any other
+    unmatched node is supported only when the prompt mentions it;
+  - an arrow label or extra text is supported when it reaches the threshold against some
+    component (a legend may repeat a name) or the prompt mentions it;
+  - an arrow ``u -> v`` is supported when both ends are matched and their components form
+    a prompt relation: reversed, invented and duplicated relations are not.
+
+  *Mentions*: the folded text occurs, on word boundaries, in the folded prompt text with
+  the structured template's own words removed (``Title:``, the instruction sentence,
+  ``Components (n):``, ``Groups``, ``Relations``, ``(group: …)``, ``->``, ``Layout:``), so
+  "Components" or "Relations" are never support. A prediction with no statement scores 0.
 - **alignment** (``deterministic`` backend) =
-  ``relation_weight * relation_recall + embedding_weight * text_similarity``, where
-  relation_recall is the edge recall of the prediction against the prompt's relations
-  graph (directed, with the graph level's skip-path rule), and text_similarity is the
-  cosine of MiniLM embeddings of the serialized prediction (components and relations,
-  sorted, so ids and order never matter) and the prompt text, computed over chunks so that
-  nothing is truncated. With the ``none`` embedder, text_similarity is the rapidfuzz
-  token-set ratio instead and the result is labelled a fallback.
-  The ``judge`` backend asks a configured OpenAI-compatible endpoint instead
-  (:mod:`sciflow.judge`); the call is made by the caller and passed in as ``judge_alignment``.
+  ``relation_weight * relation_F1 + embedding_weight * text_similarity``. relation_F1 is the
+  graph level's edge F1 of the prediction against the prompt graph (directed, with its
+  rules for skipped boxes), so it has relation precision beside relation recall.
+  text_similarity is the cosine of MiniLM embeddings of the serialized prediction and the
+  serialized prompt graph (:func:`serialize`: sorted components and relations, so ids and
+  order never matter, and a perfect copy gives exactly the same text), over chunks so that
+  nothing is truncated. With the ``none`` embedder it is the rapidfuzz token-set ratio
+  instead and the result is labelled a fallback. The ``judge`` backend asks a configured
+  OpenAI-compatible endpoint instead (:mod:`sciflow.judge`); the call is made by the caller
+  and passed in as ``judge_alignment``.
 - **text score** = coverage_w * coverage + faithfulness_w * faithfulness + alignment_w * alignment.
+
+Changed in version 2: relation precision (was recall alone); duplicated boxes and arrows
+cost faithfulness (every copy leaned on one component before, so a diagram drawn twice
+scored like the original); arrows are statements; template words are not support; the
+text similarity compares like with like (the serialized prompt graph, not the prompt's
+prose), so a perfect copy scores 1.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -43,7 +64,7 @@ from sciflow.config import MatchingConfig, TextConfig
 from sciflow.embedding import LabelEmbedder, get_embedder
 from sciflow.graph import DiagramGraph, Edge, Node
 from sciflow.metrics.graph_level import graph_level
-from sciflow.metrics.matching import fold, match_nodes, similarity_matrices
+from sciflow.metrics.matching import fold, similarity_matrices
 
 
 @dataclass(frozen=True)
@@ -53,10 +74,14 @@ class TextLevelResult:
     faithfulness: float
     alignment: float
     relation_recall: float
+    relation_precision: float
+    relation_f1: float
     text_similarity: float | None
     covered: tuple[str, ...]
     uncovered: tuple[str, ...]
     unsupported_texts: tuple[str, ...]
+    duplicate_texts: tuple[str, ...]
+    unsupported_relations: tuple[str, ...]
     alignment_backend: str
     fallback: bool
     details: dict[str, Any] = field(default_factory=dict)
@@ -68,10 +93,14 @@ class TextLevelResult:
             "faithfulness": self.faithfulness,
             "alignment": self.alignment,
             "relation_recall": self.relation_recall,
+            "relation_precision": self.relation_precision,
+            "relation_f1": self.relation_f1,
             "text_similarity": self.text_similarity,
             "covered_components": list(self.covered),
             "uncovered_components": list(self.uncovered),
             "unsupported_texts": list(self.unsupported_texts),
+            "duplicate_texts": list(self.duplicate_texts),
+            "unsupported_relations": list(self.unsupported_relations),
             "alignment_backend": self.alignment_backend,
             "fallback": self.fallback,
             **self.details,
@@ -79,15 +108,60 @@ class TextLevelResult:
 
 
 def prompt_graph(ref: DiagramGraph) -> DiagramGraph:
-    """The prompt as a graph: its components as nodes and relations as edges (falling back
-    to the reference's own nodes and edges when the prompt lists none)."""
+    """The prompt as a graph: its components as nodes (repeats kept) and its relations as
+    edges; the reference itself when the prompt lists exactly its labels and edges, or
+    lists no components.
+
+    A relation between repeated component labels joins their first occurrences (a prompt
+    made by :func:`sciflow.prompts.build_prompt` always takes the first branch).
+    """
     p = ref.prompt
     if p is None or not p.components:
         return DiagramGraph(id=ref.id, nodes=ref.nodes, edges=ref.edges)
-    labels = list(dict.fromkeys(p.components))
-    ids = {lab: f"c{i}" for i, lab in enumerate(labels)}
-    edges = tuple(dict.fromkeys(Edge(ids[a], ids[b]) for a, b in p.relations if a in ids and b in ids))
-    return DiagramGraph(id=ref.id, nodes=tuple(Node(ids[lab], lab) for lab in labels), edges=edges)
+    lab = {n.id: n.label for n in ref.nodes}
+    same_nodes = sorted(p.components) == sorted(lab.values())
+    same_edges = sorted(map(tuple, p.relations)) == sorted((lab[e.source], lab[e.target]) for e in ref.edges)
+    if same_nodes and same_edges:
+        return DiagramGraph(id=ref.id, nodes=ref.nodes, edges=ref.edges)
+    nodes = tuple(Node(f"c{i}", label) for i, label in enumerate(p.components))
+    first: dict[str, str] = {}
+    for n in nodes:
+        first.setdefault(n.label, n.id)
+    edges = tuple(dict.fromkeys(Edge(first[a], first[b]) for a, b in p.relations if a in first and b in first))
+    return DiagramGraph(id=ref.id, nodes=nodes, edges=edges)
+
+
+_TEMPLATE_LINE = re.compile(r"^\s*(?:(?:components|groups|relations)\s*(?:\(\d+\))?\s*:.*)$", re.IGNORECASE)
+_TEMPLATE_PREFIX = re.compile(r"^\s*(?:title|layout)\s*:\s*|^\s*-\s+", re.IGNORECASE)
+_TEMPLATE_INNER = re.compile(r"\((?:group|inside):\s*([^)]*)\)|->", re.IGNORECASE)
+
+
+def prompt_content(text: str) -> str:
+    """The prompt text without the structured template's own words (module docstring).
+
+    >>> prompt_content("Title: Toy\\nComponents (2):\\n- Encoder (group: Backbone)\\nRelations: none\\nLayout: left-to-right")
+    'Toy\\nEncoder Backbone\\nleft-to-right'
+    """
+    from sciflow.prompts import INSTRUCTION
+
+    lines = []
+    for line in text.replace(INSTRUCTION, "").splitlines():
+        if _TEMPLATE_LINE.match(line):
+            continue
+        line = _TEMPLATE_PREFIX.sub("", line)
+        line = _TEMPLATE_INNER.sub(lambda m: f" {m.group(1) or ' '} ", line)
+        if line.strip():
+            lines.append(" ".join(line.split()))
+    return "\n".join(lines)
+
+
+def free_texts(graph: DiagramGraph) -> tuple[str, ...]:
+    """The strings of ``graph.meta["free_texts"]`` (written by the parser's Graph Architect;
+    a graph file may carry them too); anything that is not a list of strings counts as none."""
+    texts = graph.meta.get("free_texts") if isinstance(graph.meta, Mapping) else None
+    if not isinstance(texts, list):
+        return ()
+    return tuple(t for t in texts if isinstance(t, str))
 
 
 def serialize(graph: DiagramGraph) -> str:
@@ -118,20 +192,26 @@ def text_level(
     ref: DiagramGraph,
     config: TextConfig | None = None,
     matching: MatchingConfig | None = None,
-    extra_texts: Sequence[str] = (),
+    extra_texts: Sequence[str] | None = None,
     embedder: LabelEmbedder | None = None,
     judge_alignment: float | None = None,
 ) -> TextLevelResult:
-    """Text-level comparison of a prediction with the reference's prompt (module docstring)."""
+    """Text-level comparison of a prediction with the reference's prompt (module docstring).
+
+    ``extra_texts`` defaults to the prediction's own ``meta["free_texts"]`` (what the parser
+    read outside nodes and arrow labels); pass ``()`` to leave free text out."""
+    if extra_texts is None:
+        extra_texts = free_texts(pred)
     config = config or TextConfig()
     matching = matching or MatchingConfig()
     embedder = embedder or get_embedder(matching.embedder)
     pg = prompt_graph(ref)
-    ptext = prompt_text(ref)
+    mentioned = f" {fold(prompt_content(prompt_text(ref)))} "
 
-    # coverage: one-to-one, like the graph level
-    m = match_nodes(pred, pg, matching, embedder)
-    covered_ids = {p.ref_id for p in m.pairs}
+    # coverage and relations: the graph level's matching against the prompt graph
+    g = graph_level(pred, pg, matching, embedder=embedder)
+    to_comp = g.matching.pred_to_ref
+    covered_ids = set(to_comp.values())
     covered = tuple(n.label for n in pg.nodes if n.id in covered_ids)
     uncovered = tuple(n.label for n in pg.nodes if n.id not in covered_ids)
     if pg.nodes:
@@ -139,24 +219,45 @@ def text_level(
     else:
         coverage = 1.0 if not pred.nodes else 0.0
 
-    # faithfulness: every text read must be supported by the prompt
-    texts = [t for t in [*(n.label for n in pred.nodes), *(e.label or "" for e in pred.edges), *extra_texts]
-             if t.strip()]
-    folded_prompt = f" {fold(ptext)} "
+    # faithfulness: every statement must be supported by the prompt
+    comp_labels = [n.label for n in pg.nodes]
+
+    def near_component(texts: list[str]) -> list[bool]:
+        if not texts or not comp_labels:
+            return [False] * len(texts)
+        sim = similarity_matrices(texts, comp_labels, matching, embedder)[0]
+        return [bool(row.any()) for row in sim >= matching.threshold]
+
+    def is_mentioned(t: str) -> bool:
+        f = fold(t)
+        return bool(f) and f" {f} " in mentioned
+
     unsupported: list[str] = []
-    if texts:
-        comp_labels = [n.label for n in pg.nodes]
-        sim = similarity_matrices(texts, comp_labels, matching, embedder)[0] if comp_labels else None
-        for i, t in enumerate(texts):
-            by_component = sim is not None and bool((sim[i] >= matching.threshold).any())
-            if not by_component and f" {fold(t)} " not in folded_prompt:
-                unsupported.append(t)
-        faithfulness = 1.0 - len(unsupported) / len(texts)
-    else:
-        faithfulness = 0.0
+    duplicates: list[str] = []
+    n_statements = 0
+    free_nodes = [n for n in pred.nodes if n.label.strip() and n.id not in to_comp]
+    n_statements += sum(1 for n in pred.nodes if n.label.strip())
+    for n, near in zip(free_nodes, near_component([n.label for n in free_nodes]), strict=True):
+        if near:
+            duplicates.append(n.label)
+        elif not is_mentioned(n.label):
+            unsupported.append(n.label)
+    texts = [t for t in [*(e.label or "" for e in pred.edges), *extra_texts] if t.strip()]
+    n_statements += len(texts)
+    for t, near in zip(texts, near_component(texts), strict=True):
+        if not near and not is_mentioned(t):
+            unsupported.append(t)
+    relations = {(e.source, e.target) for e in pg.edges}
+    pred_label = {n.id: n.label for n in pred.nodes}
+    unsupported_relations = []
+    for e in dict.fromkeys((e.source, e.target) for e in pred.edges):
+        n_statements += 1
+        if (to_comp.get(e[0]), to_comp.get(e[1])) not in relations:
+            unsupported_relations.append(f"{pred_label[e[0]]} -> {pred_label[e[1]]}")
+    bad = len(unsupported) + len(duplicates) + len(unsupported_relations)
+    faithfulness = 1.0 - bad / n_statements if n_statements else 0.0
 
     # alignment
-    relation_recall = graph_level(pred, pg, matching, embedder=embedder).edge_recall
     fallback = embedder.is_fallback
     if config.alignment_backend == "judge":
         if judge_alignment is None:
@@ -164,22 +265,28 @@ def text_level(
         text_sim: float | None = None
         alignment = judge_alignment
     else:
-        text_sim = embedder.text_similarity(serialize(pred), ptext)
+        target = serialize(pg)
+        text_sim = embedder.text_similarity(serialize(pred), target)
         if text_sim is None:  # no embedding model: string fallback
-            text_sim = fuzz.token_set_ratio(fold(serialize(pred)), fold(ptext)) / 100.0
-        alignment = config.relation_weight * relation_recall + config.embedding_weight * text_sim
+            text_sim = fuzz.token_set_ratio(fold(serialize(pred)), fold(target)) / 100.0
+        alignment = config.relation_weight * g.edge_f1 + config.embedding_weight * text_sim
     score = config.coverage * coverage + config.faithfulness * faithfulness + config.alignment * alignment
     return TextLevelResult(
         score=score,
         coverage=coverage,
         faithfulness=faithfulness,
         alignment=alignment,
-        relation_recall=relation_recall,
+        relation_recall=g.edge_recall,
+        relation_precision=g.edge_precision,
+        relation_f1=g.edge_f1,
         text_similarity=text_sim,
         covered=covered,
         uncovered=uncovered,
         unsupported_texts=tuple(sorted(unsupported)),
+        duplicate_texts=tuple(sorted(duplicates)),
+        unsupported_relations=tuple(sorted(unsupported_relations)),
         alignment_backend=config.alignment_backend,
         fallback=fallback,
-        details={"n_texts": len(texts), "n_components": len(pg.nodes), "n_relations": len(pg.edges)},
+        details={"n_statements": n_statements, "n_texts": n_statements - len(set(pred.edges)),
+                 "n_components": len(pg.nodes), "n_relations": len(pg.edges)},
     )

@@ -91,7 +91,7 @@ class ItemScorer:
         *,
         image: Path | None = None,
         source_image: Path | None = None,
-        extra_texts: Sequence[str] = (),
+        extra_texts: Sequence[str] | None = None,  # None: the parser's free texts in pred.meta
     ) -> dict[str, Any]:
         c = self.config
         g = graph_level(pred, ref, c.matching, c.graph, embedder=self.embedder)
