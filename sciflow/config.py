@@ -4,14 +4,23 @@ Defaults live in ``sciflow/configs/default.toml`` (shipped in the package). A us
 overrides any subset of keys; a key that the defaults do not know is an error, so a typo
 never silently leaves a default in force. :attr:`Config.hash` is the SHA-256 of the
 canonical JSON of the merged configuration and is written into every results file.
+
+Every key of the metric tables (``matching``, ``graph``, ``text``, ``text.judge``,
+``overall``, ``image``, ``critique``) is checked against the type of its default (a bool is
+never a number; an integer is a valid float) and against its range (weights >= 0, each group
+of weights summing to 1, thresholds in their documented intervals, backends among the known
+ones). A problem is a :class:`ConfigError` whose message is one line naming the dotted key,
+the value and what is expected, e.g. ``graph.edge_weight = -0.5: must be >= 0``. The
+``[parser]`` table is open: each agent validates its own parameters.
 """
 
 from __future__ import annotations
 
 import copy
+import math
 import sys
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, fields
 from functools import cached_property
 from importlib import resources
 from pathlib import Path
@@ -27,6 +36,163 @@ else:  # pragma: no cover - exercised on Python 3.10 only
 
 class ConfigError(ValueError):
     """A configuration file or override that sciflow cannot use."""
+
+
+# ------------------------------------------------------------------ value checks
+@dataclass(frozen=True)
+class _Range:
+    """An interval of allowed numbers; ``None`` for an open end at infinity."""
+
+    lo: float | None = None
+    hi: float | None = None
+    lo_open: bool = False
+    hi_open: bool = False
+
+    def __contains__(self, v: float) -> bool:
+        if self.lo is not None and (v <= self.lo if self.lo_open else v < self.lo):
+            return False
+        return not (self.hi is not None and (v >= self.hi if self.hi_open else v > self.hi))
+
+    def __str__(self) -> str:
+        if self.hi is None:
+            return f"must be {'>' if self.lo_open else '>='} {_num(self.lo)}"
+        if self.lo is None:
+            return f"must be {'<' if self.hi_open else '<='} {_num(self.hi)}"
+        return (f"must lie in {'(' if self.lo_open else '['}{_num(self.lo)}, "
+                f"{_num(self.hi)}{')' if self.hi_open else ']'}")
+
+
+_NONNEG = _Range(0.0)
+_POSITIVE = _Range(0.0, lo_open=True)
+_UNIT = _Range(0.0, 1.0)
+
+# Ranges by dotted key (keys not listed: any value of the right type).
+_RANGES: dict[str, _Range] = {
+    "matching.string_weight": _UNIT,
+    "matching.threshold": _Range(0.0, 1.0, lo_open=True),
+    "graph.edge_weight": _NONNEG,
+    "graph.node_weight": _NONNEG,
+    "text.coverage": _NONNEG,
+    "text.faithfulness": _NONNEG,
+    "text.alignment": _NONNEG,
+    "text.relation_weight": _NONNEG,
+    "text.embedding_weight": _NONNEG,
+    "text.judge.temperature": _NONNEG,
+    "text.judge.timeout_s": _POSITIVE,
+    "text.judge.max_retries": _NONNEG,
+    "overall.graph": _NONNEG,
+    "overall.text": _NONNEG,
+    "overall.image": _NONNEG,
+    "image.semantic_weight": _NONNEG,
+    "image.perceptual_weight": _NONNEG,
+    "image.flow_weight": _NONNEG,
+    "image.clip_scale": _POSITIVE,
+    "image.common_size": _Range(32.0),
+    "image.flow_direction": _NONNEG,
+    "image.flow_crossings": _NONNEG,
+    "image.flow_overlaps": _NONNEG,
+    "image.flow_arrowheads": _NONNEG,
+    "image.flow_overlap_iou": _Range(0.0, 1.0, hi_open=True),
+    "image.flow_align_tol": _NONNEG,
+    "image.arrow_min_confidence": _UNIT,
+    "critique.misspell_threshold": _UNIT,
+    "critique.local_edit_limit": _NONNEG,
+    "critique.max_steps": _NONNEG,
+}
+
+_IMAGE_SEMANTIC_BACKENDS = ("auto", "clip", "ocr-text-embedding")
+_IMAGE_PERCEPTUAL_BACKENDS = ("auto", "lpips", "ssim")
+
+_CHOICES: dict[str, tuple[str, ...]] = {
+    "text.alignment_backend": ("deterministic", "judge"),
+    "image.semantic_backend": _IMAGE_SEMANTIC_BACKENDS,
+    "image.perceptual_backend": _IMAGE_PERCEPTUAL_BACKENDS,
+}
+
+# Groups of weights that must sum to 1, by table.
+_GROUPS: dict[str, tuple[tuple[str, ...], ...]] = {
+    "graph": (("edge_weight", "node_weight"),),
+    "overall": (("graph", "text", "image"),),
+    "text": (("coverage", "faithfulness", "alignment"), ("relation_weight", "embedding_weight")),
+    "image": (
+        ("semantic_weight", "perceptual_weight", "flow_weight"),
+        ("flow_direction", "flow_crossings", "flow_overlaps", "flow_arrowheads"),
+    ),
+}
+
+# The tables checked key by key (``parser`` is open).
+CHECKED_TABLES = ("matching", "graph", "text", "text.judge", "overall", "image", "critique")
+
+
+def _num(v: float | None) -> str:
+    return f"{v:g}" if isinstance(v, float) else str(v)
+
+
+def _show(value: Any) -> str:
+    """The value as the TOML file spells it, where that differs from Python (true, false)."""
+    text = ("true" if value else "false") if isinstance(value, bool) else repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _problem(key: str, value: Any, expected: str) -> ConfigError:
+    return ConfigError(f"{key} = {_show(value)}: {expected}")
+
+
+def _is_number(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def _check_type(key: str, value: Any, default: Any) -> None:
+    """``value`` has the type of ``default`` (an int also passes for a float; a bool never
+    passes for a number); numbers must be finite."""
+    if isinstance(default, bool):
+        if not isinstance(value, bool):
+            raise _problem(key, value, "expected true or false")
+    elif isinstance(default, int):
+        if not (isinstance(value, int) and not isinstance(value, bool)):
+            raise _problem(key, value, "expected an integer")
+    elif isinstance(default, float):
+        if not _is_number(value):
+            raise _problem(key, value, "expected a number")
+        if not math.isfinite(value):
+            raise _problem(key, value, "expected a finite number")
+    elif isinstance(default, str):
+        if not isinstance(value, str):
+            raise _problem(key, value, "expected a string")
+    elif isinstance(default, Mapping) and not isinstance(value, Mapping):
+        raise _problem(key, value, "expected a table")
+
+
+def check_table(table: str, values: Mapping[str, Any], defaults: Mapping[str, Any]) -> None:
+    """Check one table's scalar keys against ``defaults`` (types) and sciflow's ranges, choices
+    and weight groups. Raises :class:`ConfigError` with a one-line message naming the dotted
+    key (``table.key``). Sub-tables are left to their own call."""
+    for name, default in defaults.items():
+        if isinstance(default, Mapping) or name not in values:
+            continue
+        key, value = f"{table}.{name}", values[name]
+        _check_type(key, value, default)
+        rng = _RANGES.get(key)
+        if rng is not None and value not in rng:
+            raise _problem(key, value, str(rng))
+        choices = _CHOICES.get(key)
+        if choices is not None and value not in choices:
+            raise _problem(key, value, "expected one of " + ", ".join(map(repr, choices)))
+    for group in _GROUPS.get(table, ()):
+        vals = [values[k] for k in group if k in values]
+        if len(vals) < len(group):
+            continue
+        total = math.fsum(vals)
+        if abs(total - 1.0) > 1e-9:
+            keys = " + ".join(f"{table}.{k}" for k in group)
+            shown = " + ".join(_num(float(v)) for v in vals)
+            raise ConfigError(f"{keys} = {shown} = {total:.6g}: must sum to 1")
+
+
+def _dataclass_check(table: str, obj: Any, exclude: Iterable[str] = ()) -> None:
+    skip = set(exclude)
+    defaults = {f.name: f.default for f in fields(obj) if f.name not in skip}
+    check_table(table, {name: getattr(obj, name) for name in defaults}, defaults)
 
 
 @dataclass(frozen=True)
@@ -71,10 +237,6 @@ class OverallWeights:
     image: float = 0.3
 
 
-_IMAGE_SEMANTIC_BACKENDS = ("auto", "clip", "ocr-text-embedding")
-_IMAGE_PERCEPTUAL_BACKENDS = ("auto", "lpips", "ssim")
-
-
 @dataclass(frozen=True)
 class ImageConfig:
     """The ``[image]`` table: image-level metric weights, backends and visual-flow constants
@@ -102,23 +264,7 @@ class ImageConfig:
     arrow_min_confidence: float = 0.5
 
     def __post_init__(self) -> None:
-        for name, keys in (
-            ("image weights", ("semantic_weight", "perceptual_weight", "flow_weight")),
-            ("image flow weights", ("flow_direction", "flow_crossings", "flow_overlaps", "flow_arrowheads")),
-        ):
-            values = [float(getattr(self, k)) for k in keys]
-            if any(v < 0 for v in values) or abs(sum(values) - 1.0) > 1e-9:
-                raise ConfigError(f"{name} ({', '.join(keys)}) must be >= 0 and sum to 1, got {values}")
-        if self.semantic_backend not in _IMAGE_SEMANTIC_BACKENDS:
-            raise ConfigError(f"image.semantic_backend must be one of {_IMAGE_SEMANTIC_BACKENDS}")
-        if self.perceptual_backend not in _IMAGE_PERCEPTUAL_BACKENDS:
-            raise ConfigError(f"image.perceptual_backend must be one of {_IMAGE_PERCEPTUAL_BACKENDS}")
-        if not float(self.clip_scale) > 0 or int(self.common_size) < 32:
-            raise ConfigError("image.clip_scale must be > 0 and image.common_size >= 32")
-        if not 0.0 <= float(self.flow_overlap_iou) < 1.0 or float(self.flow_align_tol) < 0:
-            raise ConfigError("image.flow_overlap_iou must lie in [0, 1) and image.flow_align_tol be >= 0")
-        if not 0.0 <= float(self.arrow_min_confidence) <= 1.0:
-            raise ConfigError("image.arrow_min_confidence must lie in [0, 1]")
+        _dataclass_check("image", self)
 
 
 @dataclass(frozen=True)
@@ -146,10 +292,7 @@ class CritiqueConfig(CritiqueRuleSettings):
     max_steps: int = 10
 
     def __post_init__(self) -> None:
-        if not 0.0 <= float(self.misspell_threshold) <= 1.0:
-            raise ConfigError("critique.misspell_threshold must lie in [0, 1]")
-        if int(self.local_edit_limit) < 0 or int(self.max_steps) < 0:
-            raise ConfigError("critique.local_edit_limit and critique.max_steps must be >= 0")
+        _dataclass_check("critique", self)
 
 
 @dataclass(frozen=True)
@@ -214,7 +357,7 @@ def load_config(path: str | Path | None = None, overrides: Mapping[str, Any] | N
         _merge(data, user, str(path), [])
     if overrides:
         _merge(data, copy.deepcopy(dict(overrides)), "<overrides>", [])
-    _check(data)
+    _check(data, default_data())
     return Config(data)
 
 
@@ -231,20 +374,18 @@ def _merge(base: dict[str, Any], new: Mapping[str, Any], source: str, path: list
             base[key] = value
 
 
-def _check(data: Mapping[str, Any]) -> None:
-    m = data["matching"]
-    if not 0.0 <= float(m["string_weight"]) <= 1.0:
-        raise ConfigError("matching.string_weight must lie in [0, 1]")
-    if not 0.0 < float(m["threshold"]) <= 1.0:
-        raise ConfigError("matching.threshold must lie in (0, 1]")
-    for section, keys in (
-        ("graph", ("edge_weight", "node_weight")),
-        ("overall", ("graph", "text", "image")),
-        ("text", ("coverage", "faithfulness", "alignment")),
-        ("text", ("relation_weight", "embedding_weight")),
-    ):
-        total = sum(float(data[section][k]) for k in keys)
-        if abs(total - 1.0) > 1e-9:
-            raise ConfigError(f"{section} weights {', '.join(keys)} must sum to 1, got {total}")
-    if data["text"]["alignment_backend"] not in ("deterministic", "judge"):
-        raise ConfigError("text.alignment_backend must be 'deterministic' or 'judge'")
+def _table(data: Mapping[str, Any], dotted: str) -> Any:
+    for part in dotted.split("."):
+        data = data[part]
+    return data
+
+
+def _check(data: Mapping[str, Any], defaults: Mapping[str, Any]) -> None:
+    """Every key of the :data:`CHECKED_TABLES` against the type of its default and its range."""
+    for table in CHECKED_TABLES:
+        parent, _, name = table.rpartition(".")
+        value = _table(data, table)
+        if not isinstance(value, Mapping):
+            where = _table(data, parent) if parent else data
+            raise _problem(table, where[name], "expected a table")
+        check_table(table, value, _table(defaults, table))

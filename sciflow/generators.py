@@ -35,7 +35,8 @@ Built in:
   the layout hint), through :func:`sciflow.viz.render_graph`.
 - ``perturbed``: the canonical graph with K controlled structural errors
   (:mod:`sciflow.perturb`), optionally visually degraded, rendered the same way; the exact
-  errors and the damaged graph go to ``injected/<id>.json`` in the output folder.
+  errors, their number as the damaged graph shows them (``realised``) and the damaged graph go
+  to ``injected/<id>.json`` in the output folder.
 
 :func:`run_generator` runs one over a folder of references with per-item errors and resume:
 ``generation.jsonl`` in the output folder records every item (ok or error, prompt SHA-256,
@@ -57,7 +58,7 @@ from typing import Any, Protocol
 from PIL import Image
 
 from sciflow.graph import DiagramGraph, GraphFormatError, load_graph
-from sciflow.perturb import DEGRADATIONS, degrade_image, perturb_graph
+from sciflow.perturb import DEGRADATIONS, degrade_image, differences, perturb_graph
 from sciflow.prompts import naive_prompt, structured_prompt
 
 log = logging.getLogger(__name__)
@@ -124,8 +125,11 @@ class PerturbedGenerator:
         if degradation:
             with Image.open(out_path) as im:
                 degrade_image(im, degradation, seed).save(out_path)
+        # "realised": the errors the damaged graph shows against the reference, recounted from
+        # the two graphs (perturb_graph guarantees it equals the severity and len(errors)).
+        realised = sum(differences(item, bad).values())
         record = {"item": item.id, "severity": self.severity, "seed": seed, "errors": errors,
-                  "degradation": degradation, "graph": bad.to_dict()}
+                  "realised": realised, "degradation": degradation, "graph": bad.to_dict()}
         truth = out_path.parent / "injected"
         truth.mkdir(exist_ok=True)
         (truth / f"{out_path.stem}.json").write_text(json.dumps(record, indent=2, ensure_ascii=False) + "\n")

@@ -33,7 +33,7 @@ import logging
 import math
 import warnings
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
@@ -107,6 +107,13 @@ class DiagramGraph:
     prompt: Prompt | None = None
     meta: Mapping[str, Any] = field(default_factory=dict)
 
+    def __post_init__(self) -> None:
+        # Parallel arrows between the same ordered pair of nodes are one edge, however the
+        # graph was built (from_dict, networkx or directly in code).
+        merged = merge_parallel_edges(self.edges)
+        if merged is not None:
+            object.__setattr__(self, "edges", merged)
+
     # ------------------------------------------------------------------ access
     def node(self, node_id: str) -> Node:
         for n in self.nodes:
@@ -148,22 +155,17 @@ class DiagramGraph:
             )
             for n in data["nodes"]
         )
-        seen: set[tuple[str, str]] = set()
-        edges = []
-        for e in data["edges"]:
-            key = (e["source"], e["target"])
-            if key in seen:  # parallel arrows between the same two nodes are one edge
-                continue
-            seen.add(key)
-            edges.append(
-                Edge(
-                    source=e["source"],
-                    target=e["target"],
-                    label=e.get("label"),
-                    style=e.get("style"),
-                    confidence=_opt_float(e.get("confidence")),
-                )
+        # Parallel edges (same source, target) are merged by __post_init__.
+        edges = [
+            Edge(
+                source=e["source"],
+                target=e["target"],
+                label=e.get("label"),
+                style=e.get("style"),
+                confidence=_opt_float(e.get("confidence")),
             )
+            for e in data["edges"]
+        ]
         groups = tuple(
             Group(id=g["id"], label=g.get("label"), parent=g.get("parent"), bbox=_bbox(g.get("bbox")))
             for g in data.get("groups", [])
@@ -278,6 +280,36 @@ class DiagramGraph:
             if isinstance(item.get("bbox"), tuple):
                 item["bbox"] = list(item["bbox"])
         return cls.from_dict(data, source=f"<networkx graph {data['id']}>")
+
+
+def merge_parallel_edges(edges: Iterable[Edge]) -> tuple[Edge, ...] | None:
+    """``edges`` with parallel edges (same ``source``, ``target``) merged, or ``None`` when
+    there are none.
+
+    The first edge of each ordered pair is kept, in place; when it has no label, it takes the
+    first non-empty label of a later parallel edge. The order of the edges is otherwise kept.
+    Endpoints are not checked against the nodes (:func:`validate` does that for documents).
+
+    >>> [(e.source, e.target, e.label) for e in merge_parallel_edges(
+    ...     [Edge("a", "b"), Edge("b", "c"), Edge("a", "b", "x"), Edge("a", "b", "y")])]
+    [('a', 'b', 'x'), ('b', 'c', None)]
+    >>> merge_parallel_edges([Edge("a", "b"), Edge("b", "a")]) is None
+    True
+    """
+    first: dict[tuple[str, str], int] = {}
+    out: list[Edge] = []
+    duplicate = False
+    for e in edges:
+        key = (e.source, e.target)
+        i = first.get(key)
+        if i is None:
+            first[key] = len(out)
+            out.append(e)
+            continue
+        duplicate = True
+        if not out[i].label and e.label:
+            out[i] = replace(out[i], label=e.label)
+    return tuple(out) if duplicate else None
 
 
 # ---------------------------------------------------------------- validation
