@@ -1,7 +1,18 @@
-"""Does the metric mean what it says? Score the perturbation suite end to end.
+"""Does the metric mean what it says? The adversary table, and the perturbation suite end to end.
 
+    .venv/bin/python benchmarks/bench_metric_validity.py --adversaries [--refs reference_graphs] [--seed 0]
     .venv/bin/python benchmarks/bench_metric_validity.py [--refs reference_graphs] [--severities 0 1 2 3]
         [--seed 0] [--jobs 2] [--limit N] [--no-parse] [--out runs/validity]
+
+``--adversaries`` scores, on every reference and without the parser, the graph and text level
+of each prediction in :mod:`sciflow.adversaries` (perfect copy, shortcut arrows only, ...,
+best 2 nodes + 1 arrow) and of the K = 0..4 injected-error perturbations
+(:func:`sciflow.perturb.perturb_graph`, seed ``--seed``). Printed: each one's mean graph and
+text score and on how many items it scores below the two-error perturbation on each level
+(target: all, for every adversary but the perfect copy, which must score 1.0); whether the
+component list without arrows stays below the prediction that draws every box and half the
+reference arrows right; the per-K means; and the share of items whose score falls with each
+added error (K - 1 -> K, same seed; target 100%).
 
 For every reference and severity K, the perturbed generator renders the canonical graph with K
 controlled structural errors (K = 0: the clean render); the inverse parser turns each image
@@ -75,6 +86,83 @@ def named(rec: dict, res: GraphLevelResult, pred: DiagramGraph, ref: DiagramGrap
     raise ValueError(t)
 
 
+def adversary_table(refs: dict[str, DiagramGraph], config, embedder, seed: int, out: Path) -> None:
+    from sciflow.adversaries import ADVERSARIES, half_the_arrows, two_nodes_of_edge
+    from sciflow.metrics.text_level import text_level
+    from sciflow.perturb import PerturbationError, perturb_graph
+
+    def both(pred: DiagramGraph, ref: DiagramGraph) -> tuple[float, float]:
+        g = graph_level(pred, ref, config.matching, config.graph, embedder=embedder).score
+        t = text_level(pred, ref, config.text, config.matching, (), embedder).score
+        return g, t
+
+    per_k: dict[int, dict[str, tuple[float, float]]] = {k: {} for k in range(5)}
+    last_type: dict[tuple[int, str], str] = {}  # (K, item) -> type of the K-th error
+    for item, ref in refs.items():
+        item_seed = PerturbedGenerator(seed=seed)._item_seed(ref)  # the seed `sciflow perturb` uses
+        for k in range(5):
+            try:
+                damaged, errors = (ref, []) if k == 0 else perturb_graph(ref, k, item_seed)
+                if errors:
+                    last_type[(k, item)] = errors[-1]["type"]
+            except PerturbationError:
+                continue
+            per_k[k][item] = both(damaged, ref)
+    k2 = per_k[2]
+    rows: dict[str, dict[str, tuple[float, float]]] = {}
+    for name, build in ADVERSARIES.items():
+        rows[name] = {i: both(build(ref, seed), ref) for i, ref in refs.items()}
+    best2: dict[str, tuple[float, float]] = {}
+    for i, ref in refs.items():
+        cands = [both(two_nodes_of_edge(ref, (e.source, e.target)), ref) for e in ref.edges]
+        if cands:
+            best2[i] = (max(c[0] for c in cands), max(c[1] for c in cands))
+    rows["best 2 nodes + 1 arrow"] = best2
+    half = {i: both(half_the_arrows(ref, seed), ref) for i, ref in refs.items()}
+    print(f"adversary table: {len(refs)} references, seed {seed}, embedder {embedder.name}")
+    print(f"{'prediction':32s} {'graph':>7s} {'text':>7s}   below K=2 (graph / text)")
+    table = {}
+    for name, vals in [("two injected errors (K=2)", k2), *rows.items()]:
+        shared = [i for i in vals if i in k2]
+        g_mean = statistics.fmean(v[0] for v in vals.values())
+        t_mean = statistics.fmean(v[1] for v in vals.values())
+        below_g = sum(vals[i][0] < k2[i][0] for i in shared)
+        below_t = sum(vals[i][1] < k2[i][1] for i in shared)
+        table[name] = {"graph": g_mean, "text": t_mean, "n": len(vals), "below_k2_graph": below_g,
+                       "below_k2_text": below_t, "n_shared": len(shared)}
+        tail = "" if name.startswith("two injected") else f"   {below_g}/{len(shared)} / {below_t}/{len(shared)}"
+        print(f"{name:32s} {g_mean:7.3f} {t_mean:7.3f}{tail}")
+    lst = rows["component list without arrows"]
+    ok_g = sum(lst[i][0] < half[i][0] for i in refs)
+    ok_t = sum(lst[i][1] < half[i][1] for i in refs)
+    print(f"component list without arrows below every box + half the arrows: graph {ok_g}/{len(refs)}, "
+          f"text {ok_t}/{len(refs)} (half-arrows means: graph {statistics.fmean(v[0] for v in half.values()):.3f}, "
+          f"text {statistics.fmean(v[1] for v in half.values()):.3f})")
+    print("per-K means (K injected errors, same seed):")
+    for k in range(5):
+        vals = per_k[k]
+        print(f"  K={k}: graph {statistics.fmean(v[0] for v in vals.values()):.3f}  "
+              f"text {statistics.fmean(v[1] for v in vals.values()):.3f}  (n={len(vals)})")
+    falls: dict[str, list[bool]] = {"graph": [], "text": []}
+    by_type: dict[str, list[tuple[bool, bool]]] = {}
+    for k in range(1, 5):
+        for i in per_k[k]:
+            if i in per_k[k - 1]:
+                g, t = per_k[k][i][0] < per_k[k - 1][i][0], per_k[k][i][1] < per_k[k - 1][i][1]
+                falls["graph"].append(g)
+                falls["text"].append(t)
+                by_type.setdefault(last_type.get((k, i), "?"), []).append((g, t))
+    for level, f in falls.items():
+        print(f"  {level}: score falls with each added error on {sum(f)}/{len(f)} steps = {sum(f) / len(f):.1%}")
+    print("  by the type of the error added at that step (graph falls / text falls / steps):")
+    for t, v in sorted(by_type.items()):
+        print(f"    {t:15s} {sum(g for g, _ in v):3d} / {sum(x for _, x in v):3d} / {len(v)}")
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "adversary_table.json").write_text(json.dumps({
+        "table": table, "per_k": {k: {i: list(v) for i, v in per_k[k].items()} for k in per_k},
+        "falls": {lv: sum(f) / len(f) for lv, f in falls.items()}}, indent=1))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--refs", type=Path, default=Path("reference_graphs"))
@@ -84,7 +172,13 @@ def main() -> None:
     ap.add_argument("--limit", type=int, default=None, help="only the first N references")
     ap.add_argument("--no-parse", action="store_true", help="score the damaged graphs, not parsed images")
     ap.add_argument("--out", type=Path, default=Path("runs/validity"))
+    ap.add_argument("--adversaries", action="store_true", help="print the adversary table (no rendering) and stop")
     args = ap.parse_args()
+    if args.adversaries:
+        config = load_config()
+        refs = {p.stem: load_graph(p) for p in sorted(args.refs.glob("*.json"))[: args.limit]}
+        adversary_table(refs, config, get_embedder(config.matching.embedder), args.seed, args.out)
+        return
 
     config = load_config()
     refs_dir = args.refs

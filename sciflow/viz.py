@@ -234,13 +234,13 @@ class _Diff:
 
 
 _WRONG_KINDS = (("reversed_edges", "reversed"), ("unsupported_edges", "unsupported"),
-                ("unmatched_endpoint_edges", "unmatched_endpoint"))
+                ("unmatched_endpoint_edges", "unmatched_endpoint"), ("two_way_edges", "two_way"))
 
 
 def _pred_labels(diag: Mapping[str, Any], pred: DiagramGraph | None) -> dict[str, str]:
     """Predicted node id -> label, from ``pred`` or (without it) from the labelled edge lists."""
     labels = {n.id: n.label for n in pred.nodes} if pred is not None else {}
-    for key in ("reversed_edges", "unsupported_edges", "unmatched_endpoint_edges", "skip_path_credits"):
+    for key in ("reversed_edges", "unsupported_edges", "unmatched_endpoint_edges", "two_way_edges", "excused_edges"):
         for e in diag.get(key, []):
             labels.setdefault(e["source"], e.get("source_label", e["source"]))
             labels.setdefault(e["target"], e.get("target_label", e["target"]))
@@ -261,15 +261,9 @@ def _resolve(pred: DiagramGraph | None, ref: DiagramGraph, diag: Mapping[str, An
     d.hallucinated = {i: pred_labels.get(i, i) for i in order if i in halluc}
     ref_edges = {(e.source, e.target) for e in ref.edges}
     d.missing_edges = {(m["source"], m["target"]) for m in diag.get("missing_edges", [])} & ref_edges
-    for s in diag.get("skip_path_credits", []):
-        d.skip.update((a, b) for a, b in s.get("ref_edges", []))
-    if pred is not None:
-        for e in pred.edges:
-            ab = (d.pred_to_ref.get(e.source), d.pred_to_ref.get(e.target))
-            if ab in ref_edges:
-                d.direct.add(ab)  # type: ignore[arg-type]
-    else:  # without the predicted graph: every recovered edge not credited by a skip path
-        d.direct = ref_edges - d.missing_edges - d.skip
+    for s in diag.get("excused_edges", []):  # skipped reference edges (still missing)
+        d.skip.update((a, b) for a, b in s.get("skipped_ref_edges", []))
+    d.direct = ref_edges - d.missing_edges  # recovered: drawn directly, alone
     d.skip -= d.direct
     for key, verdict in _WRONG_KINDS:
         d.wrong += [(verdict, e["source"], e["target"]) for e in diag.get(key, [])]
@@ -281,7 +275,7 @@ _LEGEND_ROWS = (
     ("box", "missing", "dashed", "missing node (in reference, not drawn)"),
     ("box", "hallucinated", "solid", "hallucinated node (drawn, not in reference)"),
     ("edge", "matched", "━━▶", "recovered edge"),
-    ("edge", "matched", "╍╍▶ skip", "credited through skipped nodes"),
+    ("edge", "missing", "╍╍▶ skipped", "skipped by an excused arrow (not recovered)"),
     ("edge", "missing", "╍╍▶", "missing edge"),
     ("edge", "reversed", "━━▶", "reversed edge (as drawn)"),
     ("edge", "hallucinated", "━━▶", "unsupported / unmatched-endpoint edge"),
@@ -363,8 +357,8 @@ def diff_dot(
         if ab in d.direct:
             attrs = {"color": COLORS["matched"][0]}
         elif ab in d.skip:
-            attrs = {"color": COLORS["matched"][0], "style": "dashed", "label": "skip",
-                     "fontcolor": COLORS["matched"][0]}
+            attrs = {"color": COLORS["missing"][0], "style": "dashed", "label": "skipped",
+                     "fontcolor": COLORS["missing"][0]}
         elif ab in d.missing_edges:
             attrs = {"color": COLORS["missing"][0], "style": "dashed"}
         else:
@@ -381,7 +375,7 @@ def diff_dot(
         if u is None or v is None:
             continue
         color = COLORS["reversed" if verdict == "reversed" else "hallucinated"][0]
-        text = {"reversed": "reversed", "unsupported": "unsupported"}.get(verdict, "")
+        text = {"reversed": "reversed", "unsupported": "unsupported", "two_way": "two-way"}.get(verdict, "")
         attrs = {"color": color, "fontcolor": color, "penwidth": "1.8"}
         if text:
             attrs["label"] = text
@@ -698,10 +692,13 @@ def diagnostics_rows(
     ):
         for e in diag.get(key, []):
             rows.append({"kind": kind, "item": _edge_text(e), "detail": detail})
-    for s in diag.get("skip_path_credits", []):
-        n = len(s.get("ref_edges", []))
-        rows.append({"kind": "skip-path credit", "item": _edge_text(s),
-                     "detail": f"recovers {n} reference edge{'s' * (n != 1)} through skipped nodes"})
+    for e in diag.get("two_way_edges", []):
+        rows.append({"kind": "two-way edge", "item": _edge_text(e), "detail": "drawn both ways: no direction"})
+    for s in diag.get("excused_edges", []):
+        n = len(s.get("skipped_ref_edges", []))
+        rows.append({"kind": "excused skip", "item": _edge_text(s),
+                     "detail": f"drawn straight through {n - 1} left-out box{'es' * (n != 2)}: not counted, "
+                               "recovers nothing"})
     return rows
 
 

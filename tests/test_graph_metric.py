@@ -29,14 +29,25 @@ def test_identical_graphs_score_one():
 def test_complete_digraph_against_chain_scores_low():
     complete = make_graph("ABCD", [(a, b) for a, b in itertools.permutations("ABCD", 2)])
     r = score(complete, CHAIN3)
-    # 12 predicted edges, 3 of them right; all 3 reference edges recovered.
-    assert r.edge_precision == pytest.approx(3 / 12)
-    assert r.edge_recall == 1.0
-    assert r.edge_f1 == pytest.approx(0.4)
+    # 12 arrows = 6 pairs drawn both ways; the chain has no 2-cycle, so every pair is one
+    # counted two-way edge and none is right.
+    assert len(r.edges_with("two_way")) == 12
+    assert (r.edge_precision, r.edge_recall, r.edge_f1) == (0.0, 0.0, 0.0)
     assert r.node_f1 == 1.0
-    assert r.score == pytest.approx(0.6 * 0.4 + 0.4 * 1.0)
-    assert len(r.edges_with("reversed")) == 3
-    assert len(r.edges_with("unsupported")) == 6
+    assert r.score == pytest.approx(0.4)
+    # the complete digraph without back arrows: 6 arrows, 3 right
+    forward = make_graph("ABCD", [(a, b) for a, b in itertools.combinations("ABCD", 2)])
+    r = score(forward, CHAIN3)
+    assert (r.edge_precision, r.edge_recall) == (0.5, 1.0)
+    assert len(r.edges_with("unsupported")) == 3
+
+
+def test_an_arrow_drawn_both_ways_is_right_only_for_a_two_cycle():
+    pair = make_graph("AB", [("A", "B"), ("B", "A")])
+    r = score(pair, make_graph("AB", [("A", "B")]))
+    assert [v.verdict for v in r.edges] == ["two_way", "two_way"]
+    assert (r.edge_precision, r.edge_recall) == (0.0, 0.0)  # one counted edge, not right
+    assert score(pair, pair).score == 1.0
 
 
 def test_duplicated_predicted_nodes_cannot_all_count():

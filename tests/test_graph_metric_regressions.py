@@ -115,7 +115,14 @@ def test_an_empty_prediction_scores_zero_on_an_edgeless_reference():
 
 def test_parallel_arrows_built_in_code_are_one_edge():
     ref = make_graph("AB", [("A", "B")])
-    pred = DiagramGraph(id="p", nodes=(Node("A", "A"), Node("B", "B")),
-                        edges=(Edge("A", "B"), Edge("A", "B"), Edge("B", "A")))
+    pred = DiagramGraph(id="p", nodes=(Node("A", "A"), Node("B", "B"), Node("C", "Zebra Module")),
+                        edges=(Edge("A", "B"), Edge("A", "B"), Edge("B", "C")))
     r = score(pred, ref)
     assert (r.edge_precision, r.edge_recall) == (0.5, 1.0)
+
+
+def test_every_arrow_both_ways_gains_nothing():
+    ref = chain("ABCD")
+    both = make_graph("ABCD", [*zip("ABC", "BCD", strict=True), *zip("BCD", "ABC", strict=True)])
+    r = score(both, ref)  # v1: edge P 0.5, R 1, graph 0.8
+    assert (r.edge_f1, r.score) == (0.0, 0.4)

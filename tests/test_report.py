@@ -118,7 +118,7 @@ def test_report_structure(report: Path, runs: list[Path]):
     assert "expected string, got int 7" in html  # sloppy-gen's corrupt sar_adc.json
     # diff renderings inline, with the error lists
     assert html.count('<svg class="graph"') >= 10
-    assert "reversed edge" in html and "missing edge" in html and "skip-path credit" in html
+    assert "reversed edge" in html and "missing edge" in html and "excused skip" in html
     # the image run: generated image, parse overlay, image-vs-graph plot
     assert 'class="fig generated"' in html and 'class="fig overlay"' in html
     assert 'alt="image-level against graph-level score per item"' in html

@@ -142,7 +142,7 @@ def test_every_arrow_both_ways_costs_faithfulness_and_relation_precision():
                       [("e", "d"), ("d", "e"), ("d", "l"), ("l", "d")])
     r = text(both)
     assert r.faithfulness == pytest.approx(1 - 2 / 7)  # 3 labels + 4 arrows, 2 arrows unsupported
-    assert (r.relation_precision, r.relation_recall) == (0.5, 1.0)
+    assert (r.relation_precision, r.relation_recall) == (0.0, 0.0)  # two two-way pairs: no direction
     assert r.unsupported_relations == ("Decoder -> Encoder", "Loss -> Decoder")
     assert r.score < text(COPY).score
 

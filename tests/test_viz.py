@@ -66,7 +66,7 @@ def test_the_hand_made_case_scores_as_expected(result):
     assert [m["label"] for m in d["missing_nodes"]] == ["Bottleneck"]
     assert d["hallucinated_nodes"] == ["x"]
     assert [(e["source_label"], e["target_label"]) for e in d["reversed_edges"]] == [("Output", "Decoder")]
-    assert [(e["source_label"], e["target_label"]) for e in d["skip_path_credits"]] == [("Encodr", "Decoder")]
+    assert [(e["source_label"], e["target_label"]) for e in d["excused_edges"]] == [("Encodr", "Decoder")]
     assert [(e["source_label"], e["target_label"]) for e in d["unsupported_edges"]] == [("Input", "Loss")]
     assert [(e["source_label"], e["target_label"]) for e in d["unmatched_endpoint_edges"]] == [("Dropout", "Loss")]
 
@@ -86,7 +86,7 @@ def test_diff_colours(result):
     assert f'color="{GREEN}"' in edge_line(src, dot, "Input", "Encoder\\ndrawn: Encodr")
     for a, b in (("Encoder\\ndrawn: Encodr", "Bottleneck\\n(missing)"), ("Bottleneck\\n(missing)", "Decoder")):
         e = edge_line(src, dot, a, b)
-        assert f'color="{GREEN}"' in e and "dashed" in e and "label=skip" in e
+        assert f'color="{RED}"' in e and "dashed" in e and "label=skipped" in e  # skipped: not recovered
     rev = edge_line(src, dot, "Output", "Decoder")  # drawn as predicted: Output -> Decoder
     assert f'color="{PURPLE}"' in rev and "reversed" in rev
     missing = edge_line(src, dot, "Decoder", "Output")  # the reference edge it failed to recover
@@ -176,7 +176,7 @@ def test_diagnostics_table(result):
     records = rows.to_dict("records") if hasattr(rows, "to_dict") else list(rows)
     kinds = [r["kind"] for r in records]
     for k in ("matched node", "missing node", "hallucinated node", "missing edge", "reversed edge",
-              "unsupported edge", "unmatched-endpoint edge", "skip-path credit"):
+              "unsupported edge", "unmatched-endpoint edge", "excused skip"):
         assert k in kinds
     assert {"kind": "hallucinated node", "item": "Dropout", "detail": "in the diagram, not in the reference"} in records
     errors_only = viz.diagnostics_rows(result.diagnostics(), matched=False)

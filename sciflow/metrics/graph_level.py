@@ -17,9 +17,12 @@ Definition (metric version 2, :data:`sciflow.metrics.METRIC_VERSION`)
      precision's denominator and recovers nothing (the skipped reference edges stay
      missing, and the skipped boxes already cost node recall);
    - **reversed** when instead ``b -> a`` is a reference edge or an excusable path;
-   - **unmatched endpoint** when ``u`` or ``v`` has no partner; **unsupported** otherwise.
+   - **unmatched endpoint** when ``u`` or ``v`` has no partner; **unsupported** otherwise;
+   - **two-way** when ``v -> u`` is drawn too, neither of the two is excused and the
+     reference does not have both directions: an arrow drawn both ways states a relation
+     without a direction, so neither is right, and the pair counts as one edge.
 
-   counted edges = predicted edges that are not excused;
+   counted edges = predicted edges that are not excused, a two-way pair once;
    edge precision = direct edges / counted edges; edge recall = reference edges recovered
    / |ref edges|. Parallel predicted edges are one edge, so a reference edge is recovered
    at most once and both lie in [0, 1].
@@ -55,16 +58,28 @@ recall = ``c / E`` and edge F1 = ``2c / (n + E)``.
   the tie space and makes every edge direct; the tie break maximises the edge F1, which is
   then 1.
 - *Invariance to ids and order*: see :mod:`sciflow.metrics.matching` (exact below its
-  bound); the tie objective is ``(edge F1, c)``, so every reported value is the same.
+  bound); the tie objective is ``(edge F1, c, arrows joining boxes the reference joins)``,
+  so every reported value is the same.
+- *With repeated labels, which arrow is "correct" is itself decided by the tie break*:
+  reference ``X1 -> Y``, ``Z -> X2``, prediction ``Xa -> Y``, ``Z -> Xa`` (and an ``Xb``)
+  has two equally good assignments, each making one arrow right; removing the one judged
+  right lets the other become right, and the score rises (edge F1 0.5 -> 0.67). No rule
+  that matches one-to-one and does not depend on ids can avoid this, so the arrow
+  monotonicity properties below are exact for unique labels (hypothesis checks them there)
+  and hold for repeated labels only up to such ties.
 - *Recall per arrow*: a predicted edge recovers at most the one reference edge it lies on
   (excused edges recover none), so recall <= correct predicted arrows / E.
-- *Reversing a correct arrow never raises edge F1 or the graph score*: with the matching
-  fixed the reversed arrow is direct (a 2-cycle), excused or wrong. Direct: ``c, n``
+- *Reversing a correct arrow never raises edge F1 or the graph score* (when its reverse
+  is not drawn already; then reversing is removing): with the matching fixed the reversed
+  arrow is direct (a 2-cycle), excused or wrong. Direct: ``c, n``
   unchanged; excused: ``2(c-1)/(n-1+E) <= 2c/(n+E)`` since ``c <= n + E``; wrong: ``c``
   falls. No node's wiring changes. The tie break can only pick a better assignment for the
   original, never for the reversed graph beyond that bound.
-- *Adding a spurious arrow never raises precision*: it is counted and not direct, and by
-  wiring its endpoints it can only turn excused arrows into counted wrong ones.
+- *Adding a spurious arrow never raises precision*: it is counted and not direct (or it
+  turns a drawn arrow into a two-way pair: one counted edge, no direct one), and by wiring
+  its endpoints it can only turn excused arrows into counted wrong ones.
+- *Drawing every arrow both ways gains nothing*: every pair is two-way, so the edge F1 is
+  0 (unless the reference itself has 2-cycles); the audit found 0.80 for it before.
 - *Drawing a missing reference node with no arrows never lowers the graph score*: the node
   is left out before (unmatched) and after (unwired), so no verdict changes; node F1 rises.
 - *Adding a correct arrow never lowers the graph score, removing one never raises it*,
@@ -113,7 +128,7 @@ class EdgeVerdict:
     target: str
     source_label: str
     target_label: str
-    verdict: str  # "direct" | "excused" | "reversed" | "unmatched_endpoint" | "unsupported"
+    verdict: str  # "direct" | "excused" | "two_way" | "reversed" | "unmatched_endpoint" | "unsupported"
     # direct: the reference edge recovered; excused: the reference edges of the skipped path
     # (they are not recovered)
     ref_edges: tuple[tuple[str, str], ...] = ()
@@ -161,6 +176,7 @@ class GraphLevelResult:
             "reversed_edges": [edge(e) for e in self.edges_with("reversed")],
             "unsupported_edges": [edge(e) for e in self.edges_with("unsupported")],
             "unmatched_endpoint_edges": [edge(e) for e in self.edges_with("unmatched_endpoint")],
+            "two_way_edges": [edge(e) for e in self.edges_with("two_way")],
             "excused_edges": [
                 {**edge(e), "skipped_ref_edges": [list(x) for x in e.ref_edges]}
                 for e in self.edges_with("excused")
@@ -284,8 +300,7 @@ class _EdgeJudge:
     def __call__(self, to_ref: Mapping[str, str]) -> _EdgeJudgement:
         drawn = {b for u, b in to_ref.items() if u in self.wired}
         left_out = {r for r in self.ref_ids if r not in drawn}
-        verdicts: list[EdgeVerdict] = []
-        direct = counted = 0
+        kinds: dict[tuple[str, str], tuple[str, tuple[tuple[str, str], ...]]] = {}
         for u, v in self.pred_edges:
             a, b = to_ref.get(u), to_ref.get(v)
             path: tuple[tuple[str, str], ...] = ()
@@ -293,23 +308,41 @@ class _EdgeJudge:
                 kind = "unmatched_endpoint"
             elif (a, b) in self.ref_edges:
                 kind, path = "direct", ((a, b),)
-                direct += 1
             elif path := skip_path_edges(self.ref_succ, a, b, left_out):
                 kind = "excused"
             elif (b, a) in self.ref_edges or skip_path_edges(self.ref_succ, b, a, left_out):
                 kind = "reversed"
             else:
                 kind = "unsupported"
-            counted += kind != "excused"
+            kinds[(u, v)] = (kind, path)
+        verdicts: list[EdgeVerdict] = []
+        direct = counted = 0
+        for (u, v), (kind, path) in kinds.items():
+            back = kinds.get((v, u))
+            if u != v and back is not None and "excused" not in (kind, back[0]) and (kind, back[0]) != (
+                    "direct", "direct"):
+                # drawn both ways: one relation without a direction, wrong unless the
+                # reference has both directions; the pair counts once
+                kind, path = "two_way", ()
+                counted += u < v
+            else:
+                counted += kind != "excused"
+                direct += kind == "direct"
             verdicts.append(EdgeVerdict(u, v, self.pred_label[u], self.pred_label[v], kind, path))
         verdicts.sort(key=lambda x: (x.source_label, x.target_label, x.source, x.target))
         return _EdgeJudgement(tuple(verdicts), direct, counted)
 
-    def objective(self, to_ref: Mapping[str, str]) -> tuple[Fraction, int]:
-        """Tie-break key: (edge F1 as an exact fraction, direct edges)."""
+    def objective(self, to_ref: Mapping[str, str]) -> tuple[Fraction, int, int]:
+        """Tie-break key: (edge F1 as an exact fraction, direct edges, arrows joining two boxes
+        that the reference joins in either direction). The last key prefers, among equally
+        scored assignments, the one under which wrong arrows are merely reversed."""
         j = self(to_ref)
         denominator = j.counted + len(self.ref_edges)
-        return (Fraction(2 * j.direct, denominator) if denominator else Fraction(1), j.direct)
+        adjacent = sum(
+            (to_ref.get(u), to_ref.get(v)) in self.ref_edges or (to_ref.get(v), to_ref.get(u)) in self.ref_edges
+            for u, v in self.pred_edges
+        )
+        return (Fraction(2 * j.direct, denominator) if denominator else Fraction(1), j.direct, adjacent)
 
 
 def graph_level(

@@ -58,9 +58,9 @@ Example
 from __future__ import annotations
 
 import hashlib
-import unicodedata
 import itertools
 import math
+import unicodedata
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from functools import lru_cache

@@ -28,7 +28,8 @@ Definitions (metric version 2)
     a prompt relation: reversed, invented and duplicated relations are not.
 
   *Mentions*: the folded text occurs, on word boundaries, in the folded prompt text with
-  the structured template's own words removed (``Title:``, the instruction sentence,
+  the structured template's own words removed, or in an arrow or group label of the
+  reference (``Title:``, the instruction sentence,
   ``Components (n):``, ``Groups``, ``Relations``, ``(group: …)``, ``->``, ``Layout:``), so
   "Components" or "Relations" are never support. A prediction with no statement scores 0.
 - **alignment** (``deterministic`` backend) =
@@ -139,7 +140,8 @@ _TEMPLATE_INNER = re.compile(r"\((?:group|inside):\s*([^)]*)\)|->", re.IGNORECAS
 def prompt_content(text: str) -> str:
     """The prompt text without the structured template's own words (module docstring).
 
-    >>> prompt_content("Title: Toy\\nComponents (2):\\n- Encoder (group: Backbone)\\nRelations: none\\nLayout: left-to-right")
+    >>> prompt_content("Title: Toy\\nComponents (2):\\n- Encoder (group: Backbone)\\n"
+    ...                "Relations: none\\nLayout: left-to-right")
     'Toy\\nEncoder Backbone\\nleft-to-right'
     """
     from sciflow.prompts import INSTRUCTION
@@ -206,7 +208,9 @@ def text_level(
     matching = matching or MatchingConfig()
     embedder = embedder or get_embedder(matching.embedder)
     pg = prompt_graph(ref)
-    mentioned = f" {fold(prompt_content(prompt_text(ref)))} "
+    # the prompt's content, and the reference's own arrow and group labels
+    own = [e.label for e in ref.edges if e.label] + [g.label for g in ref.groups if g.label]
+    mentioned = " " + " \n ".join(fold(t) for t in [prompt_content(prompt_text(ref)), *own]) + " "
 
     # coverage and relations: the graph level's matching against the prompt graph
     g = graph_level(pred, pg, matching, embedder=embedder)
