@@ -55,7 +55,8 @@ def named(rec: dict, res: GraphLevelResult, pred: DiagramGraph, ref: DiagramGrap
     missing_nodes = {m["label"] for m in d["missing_nodes"]}
     missing_edges = {(e["source_label"], e["target_label"]) for e in d["missing_edges"]}
     wrong = {(e["source_label"], e["target_label"]) for k in ("unsupported_edges", "reversed_edges",
-                                                               "unmatched_endpoint_edges") for e in d[k]}
+                                                               "unmatched_endpoint_edges", "two_way_edges")
+             for e in d[k]}
     reversed_ = {(e["source_label"], e["target_label"]) for e in d["reversed_edges"]}
     pred_lab = {n.id: n.label for n in pred.nodes}
     halluc = {pred_lab[i] for i in d["hallucinated_nodes"]}
