@@ -245,3 +245,14 @@ def test_semantic_matching_with_minilm():
     assert m.embedder == "sentence-transformers/all-MiniLM-L6-v2" and not m.fallback
     # Same inputs, bit-identical result.
     assert match_nodes(pred, ref, cfg) == m
+
+
+def test_a_pair_exactly_at_the_threshold_is_matched():
+    # Indel similarity of "abcde" / "abcxy": common subsequence "abc", distance 4 of 10 -> 0.6,
+    # the pinned threshold (matching.threshold = 0.6): "at or above" matches.
+    assert MatchingConfig().threshold == 0.6
+    ref = make_graph([("r", "abcde")])
+    pred = make_graph([("p", "abcxy")])
+    r = score(pred, ref)
+    assert [(p.pred_id, p.ref_id, p.similarity) for p in r.matching.pairs] == [("p", "r", 0.6)]
+    assert score(make_graph([("p", "abxyz")]), ref).matching.pairs == ()  # 0.4: below

@@ -42,6 +42,10 @@ def graphs(draw, unique_labels: bool = True, max_nodes: int = 7, self_loops: boo
 
 
 any_graphs = st.one_of(graphs(), graphs(unique_labels=False))
+# The arrow monotonicity properties are exact for unique labels. With repeated labels which
+# arrow is "correct" is decided by the tie break, and counterexamples exist for every rule
+# (pinned in test_graph_metric_regressions.py: competing arrows, reversing one of a fan-out).
+unique_graphs = graphs()
 
 
 def shuffled_renamed(g: DiagramGraph, seed: int) -> DiagramGraph:
@@ -104,7 +108,7 @@ def test_each_correct_arrow_recovers_at_most_one_reference_edge(pred, ref):
 
 
 @settings(max_examples=EXAMPLES, deadline=None)
-@given(any_graphs, any_graphs, st.data())
+@given(unique_graphs, unique_graphs, st.data())
 def test_reversing_a_correct_arrow_never_helps(pred, ref, data):
     r = score(pred, ref)
     if not r.correct_edges:
@@ -120,7 +124,7 @@ def test_reversing_a_correct_arrow_never_helps(pred, ref, data):
 
 
 @settings(max_examples=EXAMPLES, deadline=None)
-@given(any_graphs, any_graphs, st.data())
+@given(unique_graphs, unique_graphs, st.data())
 def test_adding_a_spurious_arrow_never_raises_precision(pred, ref, data):
     before = score(pred, ref)
     existing = {(e.source, e.target) for e in pred.edges}
@@ -135,7 +139,7 @@ def test_adding_a_spurious_arrow_never_raises_precision(pred, ref, data):
 
 
 @settings(max_examples=EXAMPLES, deadline=None)
-@given(any_graphs, any_graphs, st.data())
+@given(unique_graphs, unique_graphs, st.data())
 def test_adding_a_hallucinated_box_and_arrow_never_raises_precision(pred, ref, data):
     if not pred.nodes:
         return
@@ -157,7 +161,7 @@ def _wires_a_left_out_box_with_excused_arrows(before: GraphLevelResult, after: G
 
 
 @settings(max_examples=EXAMPLES, deadline=None)
-@given(any_graphs, st.data())
+@given(unique_graphs, st.data())
 def test_adding_a_correct_reference_arrow_never_lowers_the_score(ref, data):
     # a prediction drawn from the reference: a subset of its boxes and arrows
     keep = data.draw(st.lists(st.booleans(), min_size=len(ref.nodes), max_size=len(ref.nodes)))
@@ -174,16 +178,14 @@ def test_adding_a_correct_reference_arrow_never_lowers_the_score(ref, data):
         return
     e = data.draw(st.sampled_from(missing))
     after = score(with_edges(pred, [*pred.edges, e]), ref)
-    assert after.edge_recall >= before.edge_recall or not small_tie_space(before)
-    if small_tie_space(before) and not _wires_a_left_out_box_with_excused_arrows(before, after):
+    assert after.edge_recall >= before.edge_recall
+    if not _wires_a_left_out_box_with_excused_arrows(before, after):
         assert after.score >= before.score
 
 
 @settings(max_examples=EXAMPLES, deadline=None)
-@given(graphs(), graphs(), st.data())
+@given(unique_graphs, unique_graphs, st.data())
 def test_removing_a_correct_arrow_never_raises_recall_or_score(pred, ref, data):
-    # Unique labels: with repeated labels which of two competing arrows is "correct" is itself
-    # decided by the tie break (tests/test_graph_metric_regressions.py shows the case).
     r = score(pred, ref)
     if not r.correct_edges:
         return

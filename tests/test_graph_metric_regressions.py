@@ -126,3 +126,16 @@ def test_every_arrow_both_ways_gains_nothing():
     both = make_graph("ABCD", [*zip("ABC", "BCD", strict=True), *zip("BCD", "ABC", strict=True)])
     r = score(both, ref)  # v1: edge P 0.5, R 1, graph 0.8
     assert (r.edge_f1, r.score) == (0.0, 0.4)
+
+
+def test_documented_exception_reversing_one_arrow_of_a_fan_out_of_equal_labels():
+    """Reference L0 -> L1 -> L2 (all "Layer"); the diagram fans out a -> b, a -> c. Either arrow
+    can be the right one; reversing the one judged right turns the fan-out into the chain."""
+    layers = [("a", "Layer"), ("b", "Layer"), ("c", "Layer")]
+    ref = make_graph(layers, [("a", "b"), ("b", "c")])
+    fan = score(make_graph(layers, [("a", "b"), ("a", "c")]), ref)
+    assert (len(fan.correct_edges), fan.edge_f1) == (1, 0.5)
+    right = fan.correct_edges[0]
+    other = next(e for e in [("a", "b"), ("a", "c")] if e != (right.source, right.target))
+    flipped = score(make_graph(layers, [(right.target, right.source), other]), ref)
+    assert flipped.edge_f1 == 1.0

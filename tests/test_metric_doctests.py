@@ -7,7 +7,8 @@ import importlib
 
 import pytest
 
-MODULES = ["sciflow.metrics.graph_level", "sciflow.metrics.matching", "sciflow.metrics.text_level"]
+MODULES = ["sciflow.metrics.graph_level", "sciflow.metrics.matching", "sciflow.metrics.text_level",
+           "sciflow.metrics.overall"]
 
 
 @pytest.mark.parametrize("name", MODULES)

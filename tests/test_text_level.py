@@ -174,3 +174,11 @@ def test_repeated_components_are_kept():
     assert prompt_graph(ref).labels == ["ReLU", "ReLU", "Concat"]
     r = text_level(g, ref, matching=STRING_ONLY)
     assert (r.coverage, r.faithfulness, r.relation_f1) == (1.0, 1.0, 1.0)
+
+
+def test_free_text_exactly_at_the_threshold_is_supported():
+    # "abcxy" against the component "abcde": Indel similarity 0.6 = the pinned threshold
+    ref = ref_with_prompt(["abcde"], [], nodes="A", edges=())
+    pred = make_graph([("a", "abcde")])
+    assert text_level(pred, ref, matching=STRING_ONLY, extra_texts=["abcxy"]).faithfulness == 1.0
+    assert text_level(pred, ref, matching=STRING_ONLY, extra_texts=["abxyz"]).faithfulness == 0.5

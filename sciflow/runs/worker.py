@@ -27,6 +27,7 @@ from sciflow.embedding_store import EmbeddingStore
 from sciflow.graph import DiagramGraph, GraphFormatError, load_graph
 from sciflow.judge import ALIGNMENT_TEMPLATE, ChatJudge, JudgeError
 from sciflow.metrics.graph_level import graph_level
+from sciflow.metrics.overall import overall_score
 from sciflow.metrics.text_level import prompt_text, serialize, text_level
 from sciflow.runs.items import GRAPH_KEYS, IMAGE_KEYS, TEXT_KEYS, Item, input_hashes, is_image
 
@@ -136,8 +137,7 @@ class ItemScorer:
             )
             out["image_level"] = im.to_dict()
             if im.score is not None and "text" in scores:
-                w = c.overall
-                scores["overall"] = w.graph * g.score + w.text * scores["text"] + w.image * im.score
+                scores["overall"] = overall_score(g.score, scores["text"], im.score, c.overall)
         return out
 
 
