@@ -3,7 +3,7 @@
     .venv/bin/python benchmarks/bench_critic.py [--refs reference_graphs] [--seeds 3] [--kmax 3]
         [--embedder minilm|none] [--max-steps 10] [--parse N] [--json OUT.json]
 
-Items: every reference graph clean, and perturbed (:func:`sciflow.perturb.perturb_graph`, all
+Items: every reference graph clean, and perturbed (:func:`sciflow.bench.perturb.perturb_graph`, all
 error types) with K = 1..kmax errors under seeds 0..seeds-1 (mixed with the item id and K).
 The critic sees the damaged graph.
 
@@ -56,13 +56,13 @@ import time
 from pathlib import Path
 from typing import Any
 
+from sciflow.bench.perturb import PerturbationError, perturb_graph
 from sciflow.config import MatchingConfig
 from sciflow.critic import CritiqueRule, apply_instructions, critique, rectify
 from sciflow.critic.rectify import GraphEditor, graph_aware_generator
-from sciflow.embedding import get_embedder
-from sciflow.graph import DiagramGraph, load_graph
+from sciflow.format.graph import DiagramGraph, load_graph
 from sciflow.metrics.matching import fold
-from sciflow.perturb import PerturbationError, perturb_graph
+from sciflow.models.embedding import get_embedder
 
 
 def item_seed(ref: DiagramGraph, k: int, seed: int) -> int:
@@ -300,7 +300,7 @@ def main(argv: list[str] | None = None) -> int:
         out["loop"][2]["policy"] = "always edit"
     if args.parse:
         from sciflow.pipeline import Parser
-        from sciflow.viz import render_graph
+        from sciflow.views.viz import render_graph
 
         parser = Parser()
         ppairs = []

@@ -2,7 +2,7 @@
 
     .venv/bin/python benchmarks/bench_detector.py --n 100 --seed 777
 
-Renders ``--n`` items with :func:`sciflow.detector.dataset.render_item` from seeds that the
+Renders ``--n`` items with :func:`sciflow.bench.detector.dataset.render_item` from seeds that the
 training dataset never used (``--seed`` x 1,000,003 + i with a seed other than the dataset's),
 runs the ``yolo_onnx`` backend as the parser does (text-scale tiles, NMS; the shipped weights
 unless ``--weights``; the text height the parser takes from OCR is taken from the renderer's
@@ -26,9 +26,9 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from sciflow.agents.layout import BACKENDS  # noqa: E402
-from sciflow.detector import CLASSES  # noqa: E402
-from sciflow.detector.dataset import ARROWHEAD_SIDE, pad_arrowheads, render_item, text_height  # noqa: E402
-from sciflow.detector.evaluate import match  # noqa: E402
+from sciflow.bench.detector import CLASSES  # noqa: E402
+from sciflow.bench.detector.dataset import ARROWHEAD_SIDE, pad_arrowheads, render_item, text_height  # noqa: E402
+from sciflow.bench.detector.evaluate import match  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:

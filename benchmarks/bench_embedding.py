@@ -10,7 +10,7 @@ label, then compares the embeddings with the batch-of-one ones:
 - ``max |diff| emb``: largest absolute difference of an embedding coordinate;
 - ``max |diff| sim``: largest absolute difference of a label-label cosine before rounding;
 - ``rounded sims differing``: entries of the N x N similarity matrix that differ after
-  sciflow's clip-and-round to 1e-6 (:data:`sciflow.embedding.SIMILARITY_DECIMALS`), i.e. score
+  sciflow's clip-and-round to 1e-6 (:data:`sciflow.models.embedding.SIMILARITY_DECIMALS`), i.e. score
   changes. Batching is safe for sciflow's bit-identical scores only when this is 0 for every
   batch size, on every label set.
 
@@ -30,7 +30,7 @@ from pathlib import Path
 
 import numpy as np
 
-from sciflow.embedding import SIMILARITY_DECIMALS, get_embedder
+from sciflow.models.embedding import SIMILARITY_DECIMALS, get_embedder
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -18,9 +18,9 @@ import statistics
 import time
 
 from sciflow.config import MatchingConfig
-from sciflow.embedding import get_embedder
-from sciflow.graph import DiagramGraph, Edge, Node
+from sciflow.format.graph import DiagramGraph, Edge, Node
 from sciflow.metrics.graph_level import graph_level
+from sciflow.models.embedding import get_embedder
 
 HEADS = ["Image", "Text", "Audio", "Point Cloud", "Query", "Key", "Value", "Policy", "Reward", "State",
          "Latent", "Feature", "Patch", "Token", "Mask", "Depth", "Pose", "Action", "Memory", "Graph"]

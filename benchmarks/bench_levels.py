@@ -17,14 +17,14 @@ import tempfile
 import time
 from pathlib import Path
 
+from sciflow.bench.generators import GraphvizGenerator, run_generator
 from sciflow.config import load_config
-from sciflow.embedding import get_embedder
-from sciflow.generators import GraphvizGenerator, run_generator
-from sciflow.graph import load_graph
-from sciflow.image_models import get_image_models
+from sciflow.format.graph import load_graph
 from sciflow.metrics.graph_level import graph_level
 from sciflow.metrics.image_level import image_level
 from sciflow.metrics.text_level import prompt_text, text_level
+from sciflow.models.embedding import get_embedder
+from sciflow.models.image_models import get_image_models
 from sciflow.pipeline import Parser
 
 

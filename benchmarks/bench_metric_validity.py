@@ -5,9 +5,9 @@
         [--seed 0] [--jobs 2] [--limit N] [--no-parse] [--out runs/validity]
 
 ``--adversaries`` scores, on every reference and without the parser, the graph and text level
-of each prediction in :mod:`sciflow.adversaries` (perfect copy, shortcut arrows only, ...,
+of each prediction in :mod:`sciflow.bench.adversaries` (perfect copy, shortcut arrows only, ...,
 best 2 nodes + 1 arrow) and of the K = 0..4 injected-error perturbations
-(:func:`sciflow.perturb.perturb_graph`, seed ``--seed``). Printed: each one's mean graph and
+(:func:`sciflow.bench.perturb.perturb_graph`, seed ``--seed``). Printed: each one's mean graph and
 text score and on how many items it scores below the two-error perturbation on each level
 (target: all, for every adversary but the perfect copy, which must score 1.0); whether the
 component list without arrows stays below the prediction that draws every box and half the
@@ -41,11 +41,11 @@ from pathlib import Path
 
 from scipy.stats import spearmanr
 
+from sciflow.bench.generators import PerturbedGenerator, run_generator
 from sciflow.config import load_config
-from sciflow.embedding import get_embedder
-from sciflow.generators import PerturbedGenerator, run_generator
-from sciflow.graph import DiagramGraph, load_graph
+from sciflow.format.graph import DiagramGraph, load_graph
 from sciflow.metrics.graph_level import GraphLevelResult, graph_level
+from sciflow.models.embedding import get_embedder
 
 
 def named(rec: dict, res: GraphLevelResult, pred: DiagramGraph, ref: DiagramGraph) -> bool | None:
@@ -88,9 +88,9 @@ def named(rec: dict, res: GraphLevelResult, pred: DiagramGraph, ref: DiagramGrap
 
 
 def adversary_table(refs: dict[str, DiagramGraph], config, embedder, seed: int, out: Path) -> None:
-    from sciflow.adversaries import ADVERSARIES, half_the_arrows, two_nodes_of_edge
+    from sciflow.bench.adversaries import ADVERSARIES, half_the_arrows, two_nodes_of_edge
+    from sciflow.bench.perturb import PerturbationError, perturb_graph
     from sciflow.metrics.text_level import text_level
-    from sciflow.perturb import PerturbationError, perturb_graph
 
     def both(pred: DiagramGraph, ref: DiagramGraph) -> tuple[float, float]:
         g = graph_level(pred, ref, config.matching, config.graph, embedder=embedder).score
@@ -134,7 +134,7 @@ def adversary_table(refs: dict[str, DiagramGraph], config, embedder, seed: int, 
         tail = "" if name.startswith("two injected") else f"   {below_g}/{len(shared)} / {below_t}/{len(shared)}"
         print(f"{name:32s} {g_mean:7.3f} {t_mean:7.3f}{tail}")
     # where the prompt-order chain is not below K=2: how far is it from the reference?
-    from sciflow.adversaries import chain_in_prompt_order
+    from sciflow.bench.adversaries import chain_in_prompt_order
 
     chain_rows = rows["chain in prompt order"]
     close = []
@@ -217,7 +217,7 @@ def main() -> None:
         if args.no_parse:
             preds = {i: DiagramGraph.from_dict(r["graph"]) for i, r in records.items()}
         else:
-            from sciflow.parse_batch import parse_many
+            from sciflow.runs.parse_batch import parse_many
 
             images = sorted(gen_dir.glob("*.png"))
             outcomes = parse_many(images, config, jobs=args.jobs, cache_dir=args.out / "cache")

@@ -28,7 +28,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from sciflow.config import load_config  # noqa: E402
-from sciflow.graph import DiagramGraph, load_graph  # noqa: E402
+from sciflow.format.graph import DiagramGraph, load_graph  # noqa: E402
 from sciflow.pipeline import Parser  # noqa: E402
 
 
@@ -75,7 +75,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--config", type=Path, default=None, help="a sciflow config TOML (e.g. another layout backend)")
     args = ap.parse_args(argv)
     logging.basicConfig(level=logging.ERROR)
-    from sciflow.synth import graphviz_render, pillow_render
+    from sciflow.bench.synth import graphviz_render, pillow_render
 
     gens = {"graphviz": graphviz_render.generate, "pillow": pillow_render.generate}
     parser = Parser(load_config(args.config) if args.config else None)

@@ -43,7 +43,7 @@ if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
 from sciflow.config import load_config  # noqa: E402
-from sciflow.scoring import run_scoring  # noqa: E402
+from sciflow.runs.scoring import run_scoring  # noqa: E402
 
 #: mode -> run_scoring keyword arguments
 MODES: dict[str, dict[str, Any]] = {
@@ -57,7 +57,7 @@ METRIC_CHANGE = {"graph": {"edge_weight": 0.5, "node_weight": 0.5}}
 
 
 def render_set(n: int, folder: Path) -> tuple[Path, Path]:
-    from sciflow.synth import graphviz_render, pillow_render
+    from sciflow.bench.synth import graphviz_render, pillow_render
 
     preds, refs = folder / "images", folder / "refs"
     if preds.is_dir() and len(list(preds.glob("*.png"))) == n:
@@ -149,7 +149,7 @@ def spawn(args: argparse.Namespace, mode: str, phase: str) -> dict[str, Any]:
 def ocr_versus_parse(preds: Path, n: int) -> None:
     """Full parse vs the Text Spotter alone on the same working images, one thread."""
     from sciflow.agents.diagram import Diagram
-    from sciflow.imageio import fit_working_size, to_rgb
+    from sciflow.format.imageio import fit_working_size, to_rgb
     from sciflow.pipeline import Parser
     from sciflow.runs.worker import limit_threads
 

@@ -15,8 +15,8 @@ the method has one (repeated blocks get a distinguishing suffix, since labels mu
 unique). Edges are real data or control flow; where a figure is ambiguous the edge is left
 out, as in the annotation protocol of ``/work/shared/dev-data/README.md``.
 
-The script computes ``meta.difficulty`` with :func:`sciflow.difficulty.difficulty` and the
-``prompt`` with :func:`sciflow.prompts.build_prompt`, then writes the files with
+The script computes ``meta.difficulty`` with :func:`sciflow.bench.difficulty.difficulty` and the
+``prompt`` with :func:`sciflow.bench.prompts.build_prompt`, then writes the files with
 :meth:`DiagramGraph.save`. Output is deterministic: running it twice gives byte-identical
 files. Usage::
 
@@ -37,9 +37,9 @@ from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
-from sciflow.difficulty import complexity_features, complexity_score, difficulty, is_linear
-from sciflow.graph import DiagramGraph
-from sciflow.prompts import build_prompt
+from sciflow.bench.difficulty import complexity_features, complexity_score, difficulty, is_linear
+from sciflow.bench.prompts import build_prompt
+from sciflow.format.graph import DiagramGraph
 
 ROOT = Path(__file__).resolve().parents[1]
 ORIGIN = "sciflow reference set v1"

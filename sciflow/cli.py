@@ -36,11 +36,11 @@ _HEADERS = {
 
 
 def leaderboard_table(summaries: Sequence[dict[str, Any]], title: str = "sciflow leaderboard") -> Table:
-    """The headline columns of :func:`sciflow.summary.leaderboard_rows` (``n``: the items every
+    """The headline columns of :func:`sciflow.runs.summary.leaderboard_rows` (``n``: the items every
     mean is over) and, for runs that differ in them, the fallbacks, config hash, reference set
     and metric version, a value ending in ``*`` where it differs from the first run's (hashes
     shortened to 7 hex digits here; leaderboard.csv holds every column, always)."""
-    from sciflow.summary import DIFFERS, leaderboard_rows
+    from sciflow.runs.summary import DIFFERS, leaderboard_rows
 
     rows = leaderboard_rows(summaries)
     # The terminal shows the headline columns; leaderboard.csv holds every column.
@@ -87,7 +87,7 @@ def breakdown_table(summary: dict[str, Any], key: str, title: str) -> Table | No
 
 def cmd_score(args: argparse.Namespace) -> int:
     from sciflow.runs.executors import ExecutorError
-    from sciflow.scoring import ScoringError, run_scoring
+    from sciflow.runs.scoring import ScoringError, run_scoring
 
     config = load_config(args.config)
     with Progress(
@@ -138,7 +138,7 @@ def cmd_summarize(args: argparse.Namespace) -> int:
     fallbacks are marked ``*`` in the table and CSV and named in a footnote."""
     from rich.markup import escape
 
-    from sciflow.summary import DIFFERS, SummaryError, read_summary, run_differences, unrecorded, write_leaderboard
+    from sciflow.runs.summary import DIFFERS, SummaryError, read_summary, run_differences, unrecorded, write_leaderboard
 
     summaries = []
     for d in args.results_dirs:
@@ -172,7 +172,7 @@ def cmd_summarize(args: argparse.Namespace) -> int:
 
 
 def cmd_convert(args: argparse.Namespace) -> int:
-    from sciflow.convert import convert_path
+    from sciflow.format.convert import convert_path
 
     try:
         results = convert_path(args.source, args.out)
@@ -190,7 +190,7 @@ def cmd_convert(args: argparse.Namespace) -> int:
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
-    from sciflow.graph import GraphFormatError, load_graph
+    from sciflow.format.graph import GraphFormatError, load_graph
 
     bad = 0
     for p in args.files:
@@ -204,7 +204,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 
 def cmd_schema(args: argparse.Namespace) -> int:
-    from sciflow.graph import schema
+    from sciflow.format.graph import schema
 
     console.print_json(json.dumps(schema()))
     return 0
@@ -218,7 +218,7 @@ def _progress(label: str) -> Progress:
 
 
 def cmd_parse(args: argparse.Namespace) -> int:
-    from sciflow.parse_batch import collect_images, parse_to_dir
+    from sciflow.runs.parse_batch import collect_images, parse_to_dir
 
     config = load_config(args.config)
     try:
@@ -243,8 +243,8 @@ def cmd_parse(args: argparse.Namespace) -> int:
 
 
 def cmd_render(args: argparse.Namespace) -> int:
-    from sciflow.graph import GraphFormatError, load_graph
-    from sciflow.viz import render_graph
+    from sciflow.format.graph import GraphFormatError, load_graph
+    from sciflow.views.viz import render_graph
 
     try:
         graph = load_graph(args.graph)
@@ -259,8 +259,8 @@ def cmd_render(args: argparse.Namespace) -> int:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    from sciflow.report import build_report
-    from sciflow.summary import SummaryError
+    from sciflow.runs.summary import SummaryError
+    from sciflow.views.report import build_report
 
     try:
         out = build_report(args.results_dirs, args.output, recompute=args.recompute)
@@ -272,7 +272,7 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 
 def cmd_download_models(args: argparse.Namespace) -> int:
-    from sciflow.download import DownloadRefused, download_models
+    from sciflow.models.download import DownloadRefused, download_models
 
     try:
         fetched = download_models(args.targets or None, args.dest)
@@ -285,7 +285,7 @@ def cmd_download_models(args: argparse.Namespace) -> int:
 
 
 def cmd_stats(args: argparse.Namespace) -> int:
-    from sciflow.stats import load_references, plot_stats, reference_stats
+    from sciflow.bench.stats import load_references, plot_stats, reference_stats
 
     graphs, errors = load_references(args.refs)
     for _path, err in errors:
@@ -314,8 +314,8 @@ def cmd_stats(args: argparse.Namespace) -> int:
 
 
 def cmd_prompt(args: argparse.Namespace) -> int:
-    from sciflow.generators import build_prompt_text
-    from sciflow.graph import GraphFormatError, load_graph
+    from sciflow.bench.generators import build_prompt_text
+    from sciflow.format.graph import GraphFormatError, load_graph
 
     try:
         text = build_prompt_text(load_graph(args.ref), args.style)
@@ -339,7 +339,7 @@ def _key_values(pairs: Sequence[str] | None) -> dict[str, Any]:
 
 
 def _run_generation(generator, args: argparse.Namespace) -> int:
-    from sciflow.generators import GeneratorError, run_generator
+    from sciflow.bench.generators import GeneratorError, run_generator
 
     with _progress(f"generating ({generator.name})") as progress:
         task = progress.add_task("", total=None)
@@ -363,7 +363,7 @@ def _run_generation(generator, args: argparse.Namespace) -> int:
 
 
 def cmd_generate(args: argparse.Namespace) -> int:
-    from sciflow.generators import GeneratorError, get_generator
+    from sciflow.bench.generators import GeneratorError, get_generator
 
     options = _key_values(args.option)
     try:
@@ -375,7 +375,7 @@ def cmd_generate(args: argparse.Namespace) -> int:
 
 
 def cmd_perturb(args: argparse.Namespace) -> int:
-    from sciflow.generators import GeneratorError, PerturbedGenerator
+    from sciflow.bench.generators import GeneratorError, PerturbedGenerator
 
     try:
         gen = PerturbedGenerator(severity=args.severity, seed=args.seed, degrade=args.degrade)
@@ -386,7 +386,7 @@ def cmd_perturb(args: argparse.Namespace) -> int:
 
 
 def cmd_import(args: argparse.Namespace) -> int:
-    from sciflow.convert import import_sciflow_bench
+    from sciflow.format.convert import import_sciflow_bench
 
     try:
         rep = import_sciflow_bench(args.source, args.out)
@@ -426,8 +426,8 @@ def cmd_agreement(args: argparse.Namespace) -> int:
 
 def cmd_critique(args: argparse.Namespace) -> int:
     from sciflow.critic import critique_input, format_critique
-    from sciflow.graph import GraphFormatError
-    from sciflow.imageio import ImageLoadError
+    from sciflow.format.graph import GraphFormatError
+    from sciflow.format.imageio import ImageLoadError
 
     try:
         c = critique_input(args.input, args.ref, config=load_config(args.config))
@@ -439,8 +439,8 @@ def cmd_critique(args: argparse.Namespace) -> int:
 
 
 def cmd_rectify(args: argparse.Namespace) -> int:
+    from sciflow.bench.generators import GeneratorError
     from sciflow.critic import rectify_folder
-    from sciflow.generators import GeneratorError
 
     options = _key_values(args.option)
     with _progress("rectifying") as progress:
@@ -464,7 +464,7 @@ _DEVICE_HELP = ("where the models run: cpu (default), cuda, cuda:N or auto (cuda
 
 
 def cmd_detector_dataset(args: argparse.Namespace) -> int:
-    from sciflow.detector.dataset import write_dataset
+    from sciflow.bench.detector.dataset import write_dataset
 
     with _progress("rendering") as progress:
         task = progress.add_task("", total=args.n)
@@ -478,7 +478,7 @@ def cmd_detector_dataset(args: argparse.Namespace) -> int:
 
 
 def cmd_detector_train(args: argparse.Namespace) -> int:
-    from sciflow.detector.train import TrainConfig, train
+    from sciflow.bench.detector.train import TrainConfig, train
 
     config = TrainConfig(
         data=str(args.data), epochs=args.epochs, imgsz=args.imgsz, model=args.model, width=args.width,

@@ -26,7 +26,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from sciflow.hashing import json_sha256
+from sciflow.format.hashing import json_sha256
 
 if sys.version_info >= (3, 11):
     import tomllib

@@ -2,7 +2,7 @@
 
 :class:`Parser` builds every agent named in ``[parser] agents`` from its
 ``[parser.<agent>]`` table once (models load once), then each call loads the image,
-brings it to the working resolution (:func:`sciflow.imageio.fit_working_size`) and runs the
+brings it to the working resolution (:func:`sciflow.format.imageio.fit_working_size`) and runs the
 agents in order. Same image + same config -> identical graph.
 """
 
@@ -21,12 +21,12 @@ from typing import Any
 import cv2
 import numpy as np
 
-from .agents import graph_architect, grounder, layout, shape_hunter, text_spotter, topology_coder  # noqa: F401
-from .agents.diagram import Diagram
-from .agents.registry import AGENTS
-from .config import Config
-from .graph import DiagramGraph
-from .imageio import MAX_PIXELS, fit_working_size, to_rgb
+from sciflow.agents import graph_architect, grounder, layout, shape_hunter, text_spotter, topology_coder  # noqa: F401
+from sciflow.agents.diagram import Diagram
+from sciflow.agents.registry import AGENTS
+from sciflow.config import Config
+from sciflow.format.graph import DiagramGraph
+from sciflow.format.imageio import MAX_PIXELS, fit_working_size, to_rgb
 
 log = logging.getLogger(__name__)
 
@@ -56,7 +56,7 @@ class Parser:
     def __init__(self, config: Config | None = None, *, threads: int = 0, device: str | None = None):
         """``threads > 0`` caps the intra-op thread pools of the OCR engine and the layout
         detector; ``device`` (a torch device string such as ``"cpu"`` or ``"cuda:0"``, see
-        :func:`sciflow.device.resolve_device`) is put into every agent's backend table as
+        :func:`sciflow.models.device.resolve_device`) is put into every agent's backend table as
         ``device``. Both are runtime resource settings: they are not part of the hashed
         configuration (nor of the parser fingerprint)."""
         self.config = config or Config()

@@ -12,7 +12,7 @@ import pytest  # noqa: E402
 from hypothesis import settings  # noqa: E402
 
 from sciflow.config import MatchingConfig  # noqa: E402
-from sciflow.graph import DiagramGraph  # noqa: E402
+from sciflow.format.graph import DiagramGraph  # noqa: E402
 
 STRING_ONLY = MatchingConfig(embedder="none")
 

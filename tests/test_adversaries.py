@@ -7,10 +7,10 @@ from pathlib import Path
 import pytest
 from conftest import STRING_ONLY
 
-from sciflow.adversaries import ADVERSARIES, half_the_arrows
-from sciflow.graph import load_graph
+from sciflow.bench.adversaries import ADVERSARIES, half_the_arrows
+from sciflow.bench.perturb import perturb_graph
+from sciflow.format.graph import load_graph
 from sciflow.metrics.graph_level import graph_level
-from sciflow.perturb import perturb_graph
 
 REFS = sorted(Path(__file__).resolve().parent.parent.joinpath("reference_graphs").glob("*.json"))[::6]
 

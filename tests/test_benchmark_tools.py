@@ -11,13 +11,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from PIL import Image
 
+from sciflow.bench.generators import GeneratorError, get_generator, run_generator
+from sciflow.bench.perturb import DEGRADATIONS, ERROR_TYPES, PerturbationError, degrade_image, perturb_graph
+from sciflow.bench.stats import reference_stats
 from sciflow.cli import main
-from sciflow.convert import import_sciflow_bench
-from sciflow.generators import GeneratorError, get_generator, run_generator
-from sciflow.graph import DiagramGraph, load_graph
+from sciflow.format.convert import import_sciflow_bench
+from sciflow.format.graph import DiagramGraph, load_graph
 from sciflow.metrics.graph_level import graph_level
-from sciflow.perturb import DEGRADATIONS, ERROR_TYPES, PerturbationError, degrade_image, perturb_graph
-from sciflow.stats import reference_stats
 
 REFS = Path(__file__).resolve().parents[1] / "reference_graphs"
 CHAIN = make_graph(

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from conftest import STRING_ONLY, make_graph
 
+from sciflow.bench.perturb import ERROR_TYPES, perturb_graph
 from sciflow.config import CritiqueConfig, load_config
 from sciflow.critic import (
     Candidate,
@@ -27,9 +28,8 @@ from sciflow.critic import (
 )
 from sciflow.critic.instructions import InstructionError, InstructionWarning
 from sciflow.critic.rectify import GraphEditor, graph_aware_generator
-from sciflow.graph import DiagramGraph
+from sciflow.format.graph import DiagramGraph
 from sciflow.metrics.graph_level import graph_level
-from sciflow.perturb import ERROR_TYPES, perturb_graph
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -222,7 +222,7 @@ def test_critique_from_result_matches_critique():
 
 @pytest.mark.parametrize("kind", ERROR_TYPES)
 def test_every_perturbation_is_caught_and_repaired(kind):
-    from sciflow.graph import load_graph
+    from sciflow.format.graph import load_graph
 
     ref = load_graph(ROOT / "reference_graphs" / "cv_clip.json")
     for seed in range(3):
@@ -386,7 +386,7 @@ def test_rectify_folder_with_the_perturbed_generator(tmp_path):
 
 
 def test_perturbed_regeneration_draws_the_next_seed():
-    from sciflow.graph import load_graph
+    from sciflow.format.graph import load_graph
 
     ref = load_graph(ROOT / "reference_graphs" / "cv_vit.json")
     gen = graph_aware_generator("perturbed", render=False, severity=2, seed=5)
@@ -403,7 +403,7 @@ def test_critique_of_a_parsed_render_and_rerender_round_trip(tmp_path):
     pytest.importorskip("rapidocr", reason="the parser's OCR backend is not installed")
     from sciflow.critic import critique_input
     from sciflow.pipeline import Parser
-    from sciflow.viz import render_graph
+    from sciflow.views.viz import render_graph
 
     cfg = load_config(overrides={"matching": {"embedder": "none"}})
     ref = make_graph([("a", "Image Patches"), ("b", "Patch Embedding"), ("c", "Transformer Encoder"),

@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 from conftest import STRING_ONLY
 
+from sciflow.bench.perturb import PerturbationError, perturb_graph
 from sciflow.critic import apply_instructions, critique, parse_tagged, to_tagged
-from sciflow.graph import load_graph
-from sciflow.perturb import PerturbationError, perturb_graph
+from sciflow.format.graph import load_graph
 
 REFS = sorted((Path(__file__).resolve().parents[1] / "reference_graphs").glob("*.json"))[::6]
 

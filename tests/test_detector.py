@@ -12,9 +12,9 @@ import numpy as np
 import pytest
 
 from sciflow.agents import layout
-from sciflow.detector import CLASSES
-from sciflow.detector.augment import background_panels, blur, colour_shift, jpeg, noise, rescale
-from sciflow.detector.dataset import clip_boxes, crop_window, render_item, write_dataset, yolo_lines
+from sciflow.bench.detector import CLASSES
+from sciflow.bench.detector.augment import background_panels, blur, colour_shift, jpeg, noise, rescale
+from sciflow.bench.detector.dataset import clip_boxes, crop_window, render_item, write_dataset, yolo_lines
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("YOLO_OFFLINE", "1")
@@ -140,7 +140,7 @@ def test_tiles_cover_the_image_with_overlap():
 
 
 def test_training_tile_has_the_text_scale_and_tile_size():
-    from sciflow.detector.dataset import text_height, training_tile
+    from sciflow.bench.detector.dataset import text_height, training_tile
 
     item = render_item(4, augmented=False)
     whole = training_tile(item, 4, tile=1400, text_px=20.0, augmented=False)  # the whole render fits
@@ -188,7 +188,7 @@ def test_onnx_backend_missing_weights_is_clear(tmp_path):
 def tiny_run(tmp_path_factory):
     if importlib.util.find_spec("ultralytics") is None:
         pytest.skip("ultralytics (the `detector` extra) is not installed")
-    from sciflow.detector.train import TrainConfig, train
+    from sciflow.bench.detector.train import TrainConfig, train
 
     root = tmp_path_factory.mktemp("det")
     write_dataset(root / "data", 4, seed=11, val_fraction=0.5, tile=128, text_px=12.0)
@@ -205,7 +205,7 @@ def test_tiny_training_records_config_and_exports(tiny_run):
     assert (run / "model.yaml").is_file() and (run / "weights" / "last.pt").is_file()
     assert meta["classes"] == list(CLASSES) and meta["imgsz"] == 128 and meta["text_px"] == 12.0
     assert meta["epochs_completed"] == 1
-    from sciflow.hashing import file_sha256
+    from sciflow.format.hashing import file_sha256
 
     assert meta["onnx_sha256"] == file_sha256(run / "layout-detector.onnx")
     assert 0.0 <= meta["validation"]["mAP50"] <= 1.0
@@ -245,7 +245,7 @@ def test_mismatched_metadata_is_refused(tiny_run, tmp_path):
 
 
 def test_model_card_is_rendered_from_metadata(tiny_run):
-    from sciflow.detector.card import render_card
+    from sciflow.bench.detector.card import render_card
 
     _, meta = tiny_run
     card = render_card(meta)
@@ -257,7 +257,7 @@ def test_model_card_is_rendered_from_metadata(tiny_run):
 
 
 def test_arrowhead_boxes_are_padded_squares_around_the_head():
-    from sciflow.detector.dataset import pad_arrowheads
+    from sciflow.bench.detector.dataset import pad_arrowheads
 
     boxes = [("arrowhead", (100.0, 100.0, 110.0, 106.0)), ("node", (0.0, 0.0, 50.0, 20.0)),
              ("arrowhead", (0.0, 0.0, 40.0, 30.0))]
@@ -266,7 +266,7 @@ def test_arrowhead_boxes_are_padded_squares_around_the_head():
     assert out[1] == boxes[1]
     assert out[2] == ("arrowhead", (0.0, -5.0, 40.0, 35.0))  # a big head keeps its larger side
     item = render_item(6, augmented=False)
-    from sciflow.detector.dataset import training_tile
+    from sciflow.bench.detector.dataset import training_tile
 
     tile = training_tile(item, 6, tile=640, text_px=20.0, augmented=False)
     heads = [b for c, b in tile.boxes if c == "arrowhead"]
@@ -298,18 +298,18 @@ def test_merge_tiles_rebuilds_cut_elements_and_drops_duplicates():
 
 
 def test_shipped_card_and_hash_match_the_weights():
-    from sciflow.detector.card import render_card
-    from sciflow.hashing import file_sha256
+    from sciflow.bench.detector.card import render_card
+    from sciflow.format.hashing import file_sha256
 
     weights = layout.shipped_weights()
     meta = json.loads(weights.with_name("layout-detector.json").read_text())
     assert file_sha256(weights) == meta["onnx_sha256"]
-    assert weights.with_name("README.md").read_text() == render_card(meta)  # regenerate with sciflow.detector.card
+    assert weights.with_name("README.md").read_text() == render_card(meta)  # sciflow.bench.detector.card
 
 
 def test_shipped_detector_finds_nodes_and_arrowheads_on_a_clean_render():
-    from sciflow.detector.dataset import ARROWHEAD_SIDE, pad_arrowheads, text_height
-    from sciflow.detector.evaluate import match
+    from sciflow.bench.detector.dataset import ARROWHEAD_SIDE, pad_arrowheads, text_height
+    from sciflow.bench.detector.evaluate import match
 
     det = layout.BACKENDS.create("yolo_onnx", {})
     totals: dict[str, list[int]] = {}

@@ -15,10 +15,10 @@ import onnxruntime
 import pytest
 import torch
 
-from sciflow import embedding, image_models
 from sciflow.cli import main
 from sciflow.config import Config, ImageConfig, load_config
-from sciflow.device import (
+from sciflow.models import embedding, image_models
+from sciflow.models.device import (
     CPU_PROVIDER,
     CUDA_PROVIDER,
     DeviceError,
@@ -28,8 +28,8 @@ from sciflow.device import (
 )
 from sciflow.pipeline import Parser
 from sciflow.runs.executors import ExecutorError, ray_gpus
+from sciflow.runs.scoring import run_scoring
 from sciflow.runs.worker import Worker, WorkerSpec
-from sciflow.scoring import run_scoring
 
 STRING_ONLY = load_config(overrides={"matching": {"embedder": "none"}})
 
@@ -260,7 +260,7 @@ def test_cli_device_cuda_without_a_gpu_fails_clearly(dirs, tmp_path, no_cuda, ca
 
 
 def test_parse_refuses_cuda_without_a_gpu_before_parsing(tmp_path, no_cuda):
-    from sciflow.parse_batch import parse_many
+    from sciflow.runs.parse_batch import parse_many
 
     with pytest.raises(DeviceError, match="onnxruntime-gpu"):
         parse_many([Path("whatever.png")], Config(), device="cuda")

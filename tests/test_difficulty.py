@@ -1,4 +1,4 @@
-"""Hand-computed cases for sciflow.difficulty."""
+"""Hand-computed cases for sciflow.bench.difficulty."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from itertools import pairwise
 
 import pytest
 
-from sciflow.difficulty import (
+from sciflow.bench.difficulty import (
     EASY_BELOW,
     FEATURE_NAMES,
     HARD_FROM,
@@ -15,7 +15,7 @@ from sciflow.difficulty import (
     difficulty,
     is_linear,
 )
-from sciflow.graph import DiagramGraph
+from sciflow.format.graph import DiagramGraph
 
 
 def make(

@@ -19,10 +19,10 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
 from sciflow.config import load_config
-from sciflow.embedding import NoEmbedder, SentenceTransformerEmbedder
-from sciflow.embedding_store import EmbeddingStore
+from sciflow.models.embedding import NoEmbedder, SentenceTransformerEmbedder
+from sciflow.models.embedding_store import EmbeddingStore
 from sciflow.runs import worker as worker_module
-from sciflow.scoring import run_scoring
+from sciflow.runs.scoring import run_scoring
 
 MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 KEY = "model@sha@cpu"
@@ -103,7 +103,7 @@ def test_garbage_file_is_no_store(tmp_path, caplog):
     path = tmp_path / "e.sqlite3"
     path.write_bytes(b"definitely not SQLite " + os.urandom(4000))
     store = EmbeddingStore(path)
-    with caplog.at_level(logging.WARNING, logger="sciflow.embedding_store"):
+    with caplog.at_level(logging.WARNING, logger="sciflow.models.embedding_store"):
         assert store.load_all(KEY) == {}
         store.put(KEY, "x", np.ones(2, np.float32))
         assert store.get(KEY, "x") is None and store.count() == 0
@@ -116,7 +116,7 @@ def test_unknown_schema_version_is_not_used(tmp_path, caplog):
     path = tmp_path / "e.sqlite3"
     with sqlite3.connect(path) as conn:
         conn.execute("PRAGMA user_version = 99")
-    with caplog.at_level(logging.WARNING, logger="sciflow.embedding_store"):
+    with caplog.at_level(logging.WARNING, logger="sciflow.models.embedding_store"):
         assert EmbeddingStore(path).get(KEY, "x") is None
     assert "schema version 99" in caplog.text
 
@@ -261,7 +261,7 @@ def test_embedder_with_a_garbage_store_still_encodes(tmp_path, plain, caplog):
     path = tmp_path / "e.sqlite3"
     path.write_bytes(os.urandom(3000))
     emb = new_embedder()
-    with caplog.at_level(logging.WARNING, logger="sciflow.embedding_store"):
+    with caplog.at_level(logging.WARNING, logger="sciflow.models.embedding_store"):
         emb.use_store(EmbeddingStore(path))
         assert np.array_equal(emb.similarity(LABELS, LABELS), plain.similarity(LABELS, LABELS))
     assert "continuing without it" in caplog.text
@@ -337,7 +337,7 @@ def test_run_scoring_with_a_garbage_store_still_scores(tiny_set, tmp_path, fresh
     cache = tmp_path / "cache"
     cache.mkdir()
     (cache / worker_module.EMBEDDINGS_FILE).write_bytes(os.urandom(5000))
-    with caplog.at_level(logging.WARNING, logger="sciflow.embedding_store"):
+    with caplog.at_level(logging.WARNING, logger="sciflow.models.embedding_store"):
         res = run_scoring(preds, refs, tmp_path / "out", config, cache_dir=cache)
     assert "continuing without it" in caplog.text
     assert [r["status"] for r in res.rows] == ["ok", "ok"]

@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
+from sciflow.bench.generators import get_generator, run_generator
 from sciflow.config import load_config
-from sciflow.generators import get_generator, run_generator
-from sciflow.report import build_report
-from sciflow.scoring import run_scoring
+from sciflow.runs.scoring import run_scoring
+from sciflow.views.report import build_report
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 

@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sciflow.convert import convert_path
-from sciflow.graph import (
+from sciflow.format.convert import convert_path
+from sciflow.format.graph import (
     DiagramGraph,
     GraphFormatError,
     GraphFormatWarning,

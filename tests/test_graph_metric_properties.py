@@ -12,7 +12,7 @@ from conftest import STRING_ONLY
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sciflow.graph import DiagramGraph, Edge, Node
+from sciflow.format.graph import DiagramGraph, Edge, Node
 from sciflow.metrics.graph_level import GraphLevelResult, graph_level
 
 VOCAB = [

@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 from conftest import STRING_ONLY, make_graph
 
-from sciflow.graph import DiagramGraph, Edge, Node
+from sciflow.format.graph import DiagramGraph, Edge, Node
 from sciflow.metrics.graph_level import graph_level
 
 

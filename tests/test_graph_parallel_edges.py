@@ -7,7 +7,7 @@ from dataclasses import replace
 
 from conftest import STRING_ONLY
 
-from sciflow.graph import DiagramGraph, Edge, GraphFormatWarning, Node, merge_parallel_edges
+from sciflow.format.graph import DiagramGraph, Edge, GraphFormatWarning, Node, merge_parallel_edges
 from sciflow.metrics.graph_level import graph_level
 
 NODES = (Node("a", "Image Encoder"), Node("b", "Decoder"), Node("c", "Loss"))

@@ -11,7 +11,7 @@ import pytest
 from PIL import Image, ImageDraw
 
 from sciflow.config import ConfigError, ImageConfig, load_config
-from sciflow.graph import DiagramGraph
+from sciflow.format.graph import DiagramGraph
 from sciflow.metrics.image_level import (
     ImageLevelResult,
     chunk_text,
@@ -260,7 +260,7 @@ class StubModels:
 
 
 def ssim_backend():
-    from sciflow.image_models import SsimPerceptual
+    from sciflow.models.image_models import SsimPerceptual
 
     return SsimPerceptual()
 

@@ -1,5 +1,5 @@
 """The image-model loader with real code paths: tiny open_clip and LPIPS models that the tests
-build, save and load back through sciflow.image_models (nothing is downloaded), the MiniLM
+build, save and load back through sciflow.models.image_models (nothing is downloaded), the MiniLM
 fallback, auto fallback labelling, and the download helper's offline refusal."""
 
 from __future__ import annotations
@@ -13,9 +13,10 @@ import torch
 from PIL import Image, ImageDraw
 
 from sciflow.config import ImageConfig
-from sciflow.graph import DiagramGraph
-from sciflow.hashing import file_sha256
-from sciflow.image_models import (
+from sciflow.format.graph import DiagramGraph
+from sciflow.format.hashing import file_sha256
+from sciflow.metrics.image_level import image_level
+from sciflow.models.image_models import (
     ALEXNET_FILE,
     ImageModels,
     ImageModelUnavailable,
@@ -23,7 +24,6 @@ from sciflow.image_models import (
     get_image_models,
     offline,
 )
-from sciflow.metrics.image_level import image_level
 
 TINY_CLIP = {
     "embed_dim": 16,
@@ -221,7 +221,7 @@ def test_fallback_chunks_long_prompts_for_minilm():
 
 # ---------------------------------------------------------------- download
 def test_download_refuses_offline_and_rejects_unknown_targets():
-    from sciflow.download import DownloadRefused, download_models
+    from sciflow.models.download import DownloadRefused, download_models
 
     with pytest.raises(DownloadRefused, match="offline"):
         download_models()

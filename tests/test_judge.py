@@ -9,7 +9,7 @@ from http.server import BaseHTTPRequestHandler, HTTPServer
 import pytest
 
 from sciflow.config import JudgeConfig
-from sciflow.judge import ALIGNMENT_TEMPLATE, ChatJudge, JudgeError, parse_score
+from sciflow.models.judge import ALIGNMENT_TEMPLATE, ChatJudge, JudgeError, parse_score
 
 
 class FakeEndpoint(BaseHTTPRequestHandler):

@@ -1,7 +1,7 @@
 """perturb_graph's record is what the damaged graph shows: K errors, all realised, none cancelled.
 
 The differences are counted here by an independent diff of the reference and the damaged graph
-(node ids, labels and directed edges), not with sciflow.perturb's own verification.
+(node ids, labels and directed edges), not with sciflow.bench.perturb's own verification.
 """
 
 from __future__ import annotations
@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 from conftest import make_graph
 
-from sciflow.generators import PerturbedGenerator
-from sciflow.graph import DiagramGraph, load_graph
-from sciflow.perturb import ERROR_TYPES, PerturbationError, differences, perturb_graph, realised
+from sciflow.bench.generators import PerturbedGenerator
+from sciflow.bench.perturb import ERROR_TYPES, PerturbationError, differences, perturb_graph, realised
+from sciflow.format.graph import DiagramGraph, load_graph
 
 REF_DIR = Path(__file__).resolve().parents[1] / "reference_graphs"
 REFS = sorted(REF_DIR.glob("*.json"))

@@ -15,7 +15,7 @@ import pytest
 from conftest import make_graph
 
 from sciflow.config import TextConfig, load_config
-from sciflow.graph import DiagramGraph, Edge, Node
+from sciflow.format.graph import DiagramGraph, Edge, Node
 from sciflow.metrics.graph_level import graph_level
 from sciflow.metrics.image_level import visual_flow
 from sciflow.metrics.overall import overall_score

@@ -1,4 +1,4 @@
-"""Hand-computed cases for sciflow.prompts."""
+"""Hand-computed cases for sciflow.bench.prompts."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from sciflow.graph import DiagramGraph, Prompt
-from sciflow.prompts import PROMPT_VERSION, build_prompt, naive_prompt, structured_prompt
+from sciflow.bench.prompts import PROMPT_VERSION, build_prompt, naive_prompt, structured_prompt
+from sciflow.format.graph import DiagramGraph, Prompt
 
 TINY = {
     "id": "tiny",

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from sciflow.difficulty import difficulty, is_linear
-from sciflow.graph import DiagramGraph
-from sciflow.prompts import build_prompt
+from sciflow.bench.difficulty import difficulty, is_linear
+from sciflow.bench.prompts import build_prompt
+from sciflow.format.graph import DiagramGraph
 
 ROOT = Path(__file__).resolve().parents[1]
 REF_DIR = ROOT / "reference_graphs"

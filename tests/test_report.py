@@ -13,10 +13,10 @@ import pytest
 from PIL import Image, ImageDraw
 
 from sciflow.config import load_config
-from sciflow.graph import DiagramGraph
+from sciflow.format.graph import DiagramGraph
 from sciflow.metrics.graph_level import graph_level
-from sciflow.report import build_report
-from sciflow.scoring import run_scoring
+from sciflow.runs.scoring import run_scoring
+from sciflow.views.report import build_report
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"

@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 
+from sciflow.bench.generators import get_generator, run_generator
 from sciflow.config import load_config
-from sciflow.generators import get_generator, run_generator
 from sciflow.metrics import METRIC_VERSION
 from sciflow.runs.results import finalize, read_log, reusable_rows
-from sciflow.scoring import run_scoring
+from sciflow.runs.scoring import run_scoring
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 REFS = EXAMPLES / "references"
@@ -28,7 +28,7 @@ def strip(rows):
 
 
 def test_rerun_reuses_unchanged_rows_and_redoes_changed_ones(tmp_path, monkeypatch):
-    import sciflow.scoring
+    import sciflow.runs.scoring
 
     preds = tmp_path / "preds"
     preds.mkdir()
@@ -41,7 +41,7 @@ def test_rerun_reuses_unchanged_rows_and_redoes_changed_ones(tmp_path, monkeypat
     # nothing to redo: no executor is built (no worker started, no model loaded), the manifest
     # of the run that made the rows stays
     with monkeypatch.context() as m:
-        m.setattr(sciflow.scoring, "make_executor", lambda *a, **k: pytest.fail("an executor was built"))
+        m.setattr(sciflow.runs.scoring, "make_executor", lambda *a, **k: pytest.fail("an executor was built"))
         second = run_scoring(preds, REFS, out, STRING_ONLY)
     assert second.n_reused == 5 and strip(second.rows) == strip(first.rows)
     assert second.summary == first.summary and (out / "manifest.json").read_bytes() == manifest

@@ -11,7 +11,7 @@ import pytest
 
 from sciflow.cli import main
 from sciflow.config import ConfigError, load_config
-from sciflow.scoring import run_scoring
+from sciflow.runs.scoring import run_scoring
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 STRING_ONLY = load_config(overrides={"matching": {"embedder": "none"}})

@@ -58,7 +58,7 @@ def _sam_cfg(ckpt, **extra):
 
 def _diagram():
     """A rendered 3-node diagram with exact text boxes from the renderer (no OCR needed)."""
-    from sciflow.synth import pillow_render
+    from sciflow.bench.synth import pillow_render
 
     synth = pillow_render.generate(3, n=3)
     texts = [b for cls, b in synth.elements if cls == "text"]

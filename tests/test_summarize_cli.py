@@ -11,7 +11,7 @@ import pytest
 
 from sciflow.cli import main
 from sciflow.config import load_config
-from sciflow.scoring import run_scoring
+from sciflow.runs.scoring import run_scoring
 
 REFS_A = {"dir": "/refs/a", "n": 2, "sha256": "a" * 64}
 REFS_B = {"dir": "/refs/b", "n": 3, "sha256": "b" * 64}

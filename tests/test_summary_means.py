@@ -14,8 +14,8 @@ from sciflow.metrics import METRIC_VERSION
 from sciflow.runs.executors import error_row
 from sciflow.runs.items import Item
 from sciflow.runs.results import reusable_rows
-from sciflow.scoring import _finish_row, run_scoring
-from sciflow.summary import leaderboard_rows, summarize_rows
+from sciflow.runs.scoring import _finish_row, run_scoring
+from sciflow.runs.summary import leaderboard_rows, summarize_rows
 
 STRING_ONLY = load_config(overrides={"matching": {"embedder": "none"}})
 
@@ -210,14 +210,14 @@ def test_run_records_metric_version_and_reference_fingerprint(small, tmp_path):
 
 
 def test_resume_redoes_rows_and_manifest_of_another_metric_version(small, tmp_path, monkeypatch):
-    import sciflow.scoring
+    import sciflow.runs.scoring
 
     preds, refs = small
     out = tmp_path / "out"
     run_scoring(preds, refs, out, STRING_ONLY)
     # rows and manifest unchanged: everything reused, no executor built
     with monkeypatch.context() as m:
-        m.setattr(sciflow.scoring, "make_executor", lambda *a, **k: pytest.fail("an executor was built"))
+        m.setattr(sciflow.runs.scoring, "make_executor", lambda *a, **k: pytest.fail("an executor was built"))
         assert run_scoring(preds, refs, out, STRING_ONLY).n_reused == 2
     # the manifest of another metric version is not kept even when every row is reused
     manifest = json.loads((out / "manifest.json").read_text())

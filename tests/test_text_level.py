@@ -6,7 +6,7 @@ import pytest
 from conftest import STRING_ONLY, make_graph
 
 from sciflow.config import TextConfig
-from sciflow.graph import DiagramGraph
+from sciflow.format.graph import DiagramGraph
 from sciflow.metrics.text_level import prompt_graph, serialize, text_level
 
 
@@ -106,7 +106,7 @@ def test_judge_backend_requires_a_judge_value():
 
 @pytest.mark.slow
 def test_minilm_text_similarity_chunks_long_texts():
-    from sciflow.embedding import get_embedder
+    from sciflow.models.embedding import get_embedder
 
     emb = get_embedder("minilm")
     long = "\n".join(f"- Component number {i} feeds component number {i + 1}" for i in range(200))
@@ -166,7 +166,7 @@ def test_template_words_are_not_support():
 
 def test_repeated_components_are_kept():
     g = make_graph([("r1", "ReLU"), ("r2", "ReLU"), ("c", "Concat")], [("r1", "c"), ("r2", "c")])
-    from sciflow.prompts import build_prompt
+    from sciflow.bench.prompts import build_prompt
 
     ref = DiagramGraph.from_dict({**g.to_dict(), "prompt": {
         "text": "x", "components": list(build_prompt(g).components),

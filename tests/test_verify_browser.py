@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from sciflow.graph import DiagramGraph
+from sciflow.format.graph import DiagramGraph
 from sciflow.verify.agreement import Counts, agreement
 from sciflow.verify.sample import write_sample_items
 from sciflow.verify.server import BackgroundServer, create_app

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from sciflow.graph import DiagramGraph
+from sciflow.format.graph import DiagramGraph
 from sciflow.verify import store as store_mod
 from sciflow.verify.sample import write_sample_items
 from sciflow.verify.store import EditError, ItemError, VerifyStore, atomic_write_text, read_log, replay

@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
-from sciflow import viz
 from sciflow.config import MatchingConfig
-from sciflow.graph import DiagramGraph
+from sciflow.format.graph import DiagramGraph
 from sciflow.metrics.graph_level import graph_level
+from sciflow.views import viz
 
 STRING_ONLY = MatchingConfig(embedder="none")
 GREEN, RED, ORANGE, PURPLE = (viz.COLORS[k][0] for k in ("matched", "missing", "hallucinated", "reversed"))

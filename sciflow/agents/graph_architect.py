@@ -1,4 +1,4 @@
-"""Graph Architect: builds the :class:`~sciflow.graph.DiagramGraph` from grounded evidence.
+"""Graph Architect: builds the :class:`~sciflow.format.graph.DiagramGraph` from grounded evidence.
 
 Backend ``default``, exact behaviour:
 
@@ -24,9 +24,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ..graph import DiagramGraph, Edge, Group, Node
-from .diagram import BBox, Diagram
-from .registry import AGENTS, BackendAgent, Registry
+from sciflow.agents.diagram import BBox, Diagram
+from sciflow.agents.registry import AGENTS, BackendAgent, Registry
+from sciflow.format.graph import DiagramGraph, Edge, Group, Node
 
 BACKENDS = Registry("graph_architect backend")
 

@@ -35,7 +35,7 @@ from typing import Any
 import cv2
 import numpy as np
 
-from .diagram import (
+from sciflow.agents.diagram import (
     Diagram,
     GroundedNode,
     GroupEvidence,
@@ -45,9 +45,9 @@ from .diagram import (
     bbox_area,
     bbox_intersection,
 )
-from .layout_evidence import enclosing_node_box
-from .registry import AGENTS, BackendAgent, Registry
-from .text_spotter import group_lines, make_label
+from sciflow.agents.layout_evidence import enclosing_node_box
+from sciflow.agents.registry import AGENTS, BackendAgent, Registry
+from sciflow.agents.text_spotter import group_lines, make_label
 
 log = logging.getLogger(__name__)
 

@@ -3,7 +3,7 @@
 Backends (``[parser.layout] backend``):
 
 * ``yolo_onnx``: the diagram-element detector sciflow trains on rendered diagrams
-  (:mod:`sciflow.detector`), exported to ONNX and run with onnxruntime. ``weights = ""`` uses
+  (:mod:`sciflow.bench.detector`), exported to ONNX and run with onnxruntime. ``weights = ""`` uses
   the model shipped in ``sciflow/models/`` (its card: ``sciflow/models/README.md``); a path
   uses another export with its ``layout-detector.json`` beside it. Classes: ``node``,
   ``arrowhead``, ``text``, ``group``, ``operator``.
@@ -37,10 +37,10 @@ from typing import Any
 import cv2
 import numpy as np
 
-from ..device import parse_device
-from ..hashing import file_sha256
-from .diagram import Diagram, LayoutBox
-from .registry import AGENTS, BackendAgent, Registry
+from sciflow.agents.diagram import Diagram, LayoutBox
+from sciflow.agents.registry import AGENTS, BackendAgent, Registry
+from sciflow.format.hashing import file_sha256
+from sciflow.models.device import parse_device
 
 log = logging.getLogger(__name__)
 

@@ -13,7 +13,7 @@ Plain functions over :class:`~sciflow.agents.diagram.LayoutBox` lists; an empty 
 
 from __future__ import annotations
 
-from .diagram import BBox, LayoutBox, bbox_area, bbox_intersection
+from sciflow.agents.diagram import BBox, LayoutBox, bbox_area, bbox_intersection
 
 
 def arrowhead_support(layout: list[LayoutBox], x: float, y: float, radius: float, min_conf: float = 0.0) -> float:

@@ -84,8 +84,8 @@ from typing import Any
 import cv2
 import numpy as np
 
-from .diagram import BBox, Diagram, Operator, Shape, TextBox
-from .registry import AGENTS, BackendAgent, Registry
+from sciflow.agents.diagram import BBox, Diagram, Operator, Shape, TextBox
+from sciflow.agents.registry import AGENTS, BackendAgent, Registry
 
 log = logging.getLogger(__name__)
 
@@ -700,7 +700,7 @@ SAM_ARCH_KEYS = (
     "iou_head_hidden_dim",
 )
 #: Runtime settings the :class:`~sciflow.pipeline.Parser` puts into the backend table, outside
-#: the hashed configuration: ``device`` (a torch device string, see :mod:`sciflow.device`).
+#: the hashed configuration: ``device`` (a torch device string, see :mod:`sciflow.models.device`).
 SAM_RUNTIME_KEYS = ("device",)
 #: ``model_type`` values besides ``custom``: segment-anything's ``sam_model_registry`` builders.
 SAM_REGISTRY_TYPES = ("vit_h", "vit_l", "vit_b")
@@ -709,14 +709,14 @@ SAM_REGISTRY_TYPES = ("vit_h", "vit_l", "vit_b")
 def _sam_defaults() -> dict[str, Any]:
     """The ``[parser.shape_hunter.sam]`` table of the pinned default config (the one place
     the backend's keys and defaults are written down)."""
-    from ..config import default_data  # noqa: PLC0415  (sciflow.config never imports the agents)
+    from sciflow.config import default_data  # noqa: PLC0415  (sciflow.config never imports the agents)
 
     return dict(default_data()["parser"]["shape_hunter"]["sam"])
 
 
 def _agent_scalar_keys() -> set[str]:
     """Scalar keys of ``[parser.shape_hunter]``: :class:`BackendAgent` passes them to every backend."""
-    from ..config import default_data  # noqa: PLC0415
+    from sciflow.config import default_data  # noqa: PLC0415
 
     table = default_data()["parser"]["shape_hunter"]
     return {k for k, v in table.items() if not isinstance(v, Mapping)}
@@ -725,7 +725,7 @@ def _agent_scalar_keys() -> set[str]:
 def check_sam_arch(arch: Mapping[str, Any]) -> dict[str, Any]:
     """Validate a custom SAM architecture table; returns it with typed values.
     Raises :class:`~sciflow.config.ConfigError` on an unknown key or an inconsistent shape."""
-    from ..config import ConfigError  # noqa: PLC0415
+    from sciflow.config import ConfigError  # noqa: PLC0415
 
     unknown = sorted(set(arch) - set(SAM_ARCH_KEYS))
     if unknown:
@@ -937,7 +937,7 @@ class SAMShapes(ShapeBackend):
 
     def __init__(self, params: Mapping[str, Any]):
         super().__init__(params)
-        from ..config import ConfigError  # noqa: PLC0415
+        from sciflow.config import ConfigError  # noqa: PLC0415
 
         defaults = _sam_defaults()
         unknown = sorted(set(self.params) - set(defaults) - _agent_scalar_keys() - set(SAM_RUNTIME_KEYS))
@@ -996,7 +996,7 @@ class SAMShapes(ShapeBackend):
         )
 
     def fingerprint(self) -> dict[str, Any]:
-        from ..hashing import file_sha256  # noqa: PLC0415
+        from sciflow.format.hashing import file_sha256  # noqa: PLC0415
 
         if self._sha256 is None:
             self._sha256 = file_sha256(self.checkpoint)

@@ -52,8 +52,8 @@ from typing import Any
 import cv2
 import numpy as np
 
-from .diagram import BBox, Diagram, TextBox, TextLabel, bbox_union
-from .registry import AGENTS, BackendAgent, Registry
+from sciflow.agents.diagram import BBox, Diagram, TextBox, TextLabel, bbox_union
+from sciflow.agents.registry import AGENTS, BackendAgent, Registry
 
 log = logging.getLogger(__name__)
 
@@ -170,11 +170,11 @@ class RapidOCRBackend(TextBackend):
         threads = int(self.params.get("threads", 0))
         if threads > 0:
             opts["EngineConfig.onnxruntime.intra_op_num_threads"] = threads
-        # runtime device (sciflow.device): "cuda:N" runs both ONNX sessions on CUDAExecutionProvider N
+        # runtime device (sciflow.models.device): "cuda:N" runs both ONNX sessions on CUDAExecutionProvider N
         self.device = str(self.params.get("device", "cpu"))
         cuda_index = _cuda_index(self.device)
         if cuda_index is not None:
-            from sciflow.device import DeviceError, onnxruntime_cuda_problem  # noqa: PLC0415
+            from sciflow.models.device import DeviceError, onnxruntime_cuda_problem  # noqa: PLC0415
 
             problem = onnxruntime_cuda_problem()
             if problem:
@@ -189,7 +189,7 @@ class RapidOCRBackend(TextBackend):
     def _check_cuda_sessions(self) -> None:
         """Build the (lazily loaded) det/rec sessions now and fail loudly when onnxruntime put
         them on another provider than CUDA (rapidocr itself only logs a warning)."""
-        from sciflow.device import CUDA_PROVIDER, ONNX_GPU_HINT, DeviceError  # noqa: PLC0415
+        from sciflow.models.device import CUDA_PROVIDER, ONNX_GPU_HINT, DeviceError  # noqa: PLC0415
 
         for loader in ("_load_det_model", "_load_rec_model"):
             load = getattr(self.engine, loader, None)

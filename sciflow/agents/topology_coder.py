@@ -72,10 +72,10 @@ import cv2
 import numpy as np
 from scipy.spatial import cKDTree
 
-from .diagram import Diagram, EdgeEvidence, GroundedNode, Stroke
-from .layout_evidence import arrowhead_support
-from .registry import AGENTS, BackendAgent, Registry
-from .shape_hunter import background_color, channel_difference
+from sciflow.agents.diagram import Diagram, EdgeEvidence, GroundedNode, Stroke
+from sciflow.agents.layout_evidence import arrowhead_support
+from sciflow.agents.registry import AGENTS, BackendAgent, Registry
+from sciflow.agents.shape_hunter import background_color, channel_difference
 
 log = logging.getLogger(__name__)
 

@@ -9,10 +9,10 @@
   generate -> critique -> edit/regenerate loop.
 """
 
-from .critique import KINDS, SEVERITY, Critique, CritiqueRule, Finding, critique, critique_from_result
-from .formats import FORMATS, format_critique, parse_tagged, to_tagged, to_text
-from .instructions import OPS, Instruction, InstructionError, apply_instructions, parse_instruction
-from .rectify import (
+from sciflow.critic.critique import KINDS, SEVERITY, Critique, CritiqueRule, Finding, critique, critique_from_result
+from sciflow.critic.formats import FORMATS, format_critique, parse_tagged, to_tagged, to_text
+from sciflow.critic.instructions import OPS, Instruction, InstructionError, apply_instructions, parse_instruction
+from sciflow.critic.rectify import (
     Candidate,
     GraphEditor,
     StepRecord,

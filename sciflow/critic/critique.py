@@ -61,11 +61,10 @@ from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
 from sciflow.config import CritiqueConfig, CritiqueRuleSettings, MatchingConfig
-from sciflow.graph import DiagramGraph
+from sciflow.critic.instructions import Instruction, q, region_text, union_box
+from sciflow.format.graph import DiagramGraph
 from sciflow.metrics.graph_level import GraphLevelResult, graph_level, skip_path_edges
 from sciflow.metrics.matching import fold, string_similarity
-
-from .instructions import Instruction, q, region_text, union_box
 
 KINDS = (
     "missing_node",

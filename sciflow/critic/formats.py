@@ -27,8 +27,8 @@ from __future__ import annotations
 import json
 import re
 
-from .critique import HEADINGS, Critique, Finding, summarize
-from .instructions import Instruction, InstructionError, parse_instruction
+from sciflow.critic.critique import HEADINGS, Critique, Finding, summarize
+from sciflow.critic.instructions import Instruction, InstructionError, parse_instruction
 
 FORMATS = ("json", "text", "tagged")
 

@@ -46,7 +46,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from sciflow.graph import DiagramGraph, Edge, Node
+from sciflow.format.graph import DiagramGraph, Edge, Node
 from sciflow.metrics.matching import fold
 
 log = logging.getLogger(__name__)

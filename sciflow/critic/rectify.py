@@ -20,7 +20,7 @@ Built-in pieces:
 
 - :class:`GraphEditor` (``--editor graph``): the deterministic editor for candidates that come
   with a graph: :func:`~sciflow.critic.instructions.apply_instructions` on the graph, then a
-  Graphviz re-render (:class:`sciflow.generators.GraphvizGenerator`).
+  Graphviz re-render (:class:`sciflow.bench.generators.GraphvizGenerator`).
 - :func:`graph_aware_generator`: ``graphviz`` returns the item's own graph with its render;
   ``perturbed`` returns the damaged graph it drew (the one it writes to ``injected/<id>.json``).
   The perturbed generator ignores prompts, so **regeneration is modelled as a fresh damaged
@@ -43,11 +43,10 @@ from pathlib import Path
 from typing import Any
 
 from sciflow.config import Config, MatchingConfig
-from sciflow.graph import DiagramGraph, load_graph
+from sciflow.critic.critique import Critique, CritiqueRule, critique_from_result
+from sciflow.critic.instructions import Instruction, apply_instructions
+from sciflow.format.graph import DiagramGraph, load_graph
 from sciflow.metrics.graph_level import graph_level
-
-from .critique import Critique, CritiqueRule, critique_from_result
-from .instructions import Instruction, apply_instructions
 
 log = logging.getLogger(__name__)
 
@@ -145,7 +144,7 @@ def rectify(
     the trajectory there (graph-only candidates are drawn with Graphviz when ``render_images``).
     ``local_edit_limit=None``: always edit when an editor is given.
     """
-    from sciflow.prompts import structured_prompt
+    from sciflow.bench.prompts import structured_prompt
 
     rule = rule or CritiqueRule()
     base_prompt = prompt if prompt is not None else structured_prompt(item)
@@ -186,7 +185,7 @@ def rectify(
                 gpath = folder / f"step{step:02d}.graph.json"
                 graph.save(gpath)
                 if image is None and render_images:
-                    from sciflow.viz import render_graph
+                    from sciflow.views.viz import render_graph
 
                     image = render_graph(graph, folder / f"step{step:02d}.png")
             traj.steps.append(StepRecord(
@@ -228,7 +227,7 @@ class GraphEditor:
         new = apply_instructions(cand.graph, instructions)
         if not self.render:
             return Candidate(graph=new)
-        from sciflow.generators import GraphvizGenerator
+        from sciflow.bench.generators import GraphvizGenerator
 
         return Candidate(GraphvizGenerator(self.dpi).generate(new, "", Path(out_path)), new)
 
@@ -252,8 +251,8 @@ class _PerturbedAware:
         self.attempts: dict[str, int] = {}
 
     def __call__(self, item: DiagramGraph, prompt: str, out_path: Path) -> Candidate:
-        from sciflow.generators import PerturbedGenerator
-        from sciflow.perturb import perturb_graph
+        from sciflow.bench.generators import PerturbedGenerator
+        from sciflow.bench.perturb import perturb_graph
 
         k = self.attempts.get(item.id, 0)
         self.attempts[item.id] = k + 1
@@ -272,7 +271,7 @@ def graph_aware_generator(name: str, *, render: bool = True, **options: Any) -> 
     if name == "perturbed":
         return _PerturbedAware(render=render, **options)
     if name == "graphviz":
-        from sciflow.generators import GraphvizGenerator
+        from sciflow.bench.generators import GraphvizGenerator
 
         gv = GraphvizGenerator(**options)
 
@@ -280,7 +279,7 @@ def graph_aware_generator(name: str, *, render: bool = True, **options: Any) -> 
             return Candidate(gv.generate(item, prompt, Path(out_path)) if render else None, item)
 
         return draw
-    from sciflow.generators import get_generator
+    from sciflow.bench.generators import get_generator
 
     gen = get_generator(name, **options)
     return lambda item, prompt, out_path: Candidate(gen.generate(item, prompt, Path(out_path)))

@@ -95,7 +95,7 @@ recall = ``c / E`` and edge F1 = ``2c / (n + E)``.
 
 Example
 -------
->>> from sciflow.graph import DiagramGraph
+>>> from sciflow.format.graph import DiagramGraph
 >>> from sciflow.config import MatchingConfig
 >>> chain = DiagramGraph.from_dict({"id": "r", "nodes": [{"id": k, "label": k} for k in "ABC"],
 ...     "edges": [{"source": "A", "target": "B"}, {"source": "B", "target": "C"}]})
@@ -115,9 +115,9 @@ from fractions import Fraction
 from typing import Any
 
 from sciflow.config import GraphWeights, MatchingConfig
-from sciflow.embedding import LabelEmbedder
-from sciflow.graph import DiagramGraph
+from sciflow.format.graph import DiagramGraph
 from sciflow.metrics.matching import NodeMatching, match_nodes
+from sciflow.models.embedding import LabelEmbedder
 
 
 @dataclass(frozen=True)

@@ -34,7 +34,7 @@ F, visual flow: :func:`visual_flow` (exact definition there).
 
 Example
 -------
->>> from sciflow.graph import DiagramGraph
+>>> from sciflow.format.graph import DiagramGraph
 >>> g = DiagramGraph.from_dict({"id": "g", "nodes": [
 ...     {"id": "a", "label": "A", "bbox": [0, 0, 100, 50]},
 ...     {"id": "b", "label": "B", "bbox": [200, 0, 300, 50]},
@@ -58,9 +58,9 @@ import numpy as np
 from PIL import Image
 
 from sciflow.config import ImageConfig
-from sciflow.graph import DiagramGraph, Node
-from sciflow.image_models import ImageModels, get_image_models
-from sciflow.imageio import to_rgb
+from sciflow.format.graph import DiagramGraph, Node
+from sciflow.format.imageio import to_rgb
+from sciflow.models.image_models import ImageModels, get_image_models
 
 DECIMALS = 6
 WHITE = (255, 255, 255)
@@ -156,7 +156,7 @@ def _split_long(unit: str, count_tokens: Callable[[str], int], max_tokens: int) 
 
 # --------------------------------------------------------------- images
 def _load(image: np.ndarray | str | Path | Image.Image, name: str) -> Image.Image:
-    """RGB PIL image; alpha composited on white (:func:`sciflow.imageio.to_rgb`)."""
+    """RGB PIL image; alpha composited on white (:func:`sciflow.format.imageio.to_rgb`)."""
     return Image.fromarray(to_rgb(image, name=name))
 
 
@@ -409,7 +409,7 @@ def image_level(
     ``image``: the generated diagram; ``prompt_text``: the prompt it was generated from;
     ``pred_graph``: the graph parsed from ``image`` (labels and boxes); ``source_image``: the
     source figure of the item, or ``None`` when there is none (P unavailable, row ``partial``).
-    ``models`` defaults to :func:`~sciflow.image_models.get_image_models` ``(config)``.
+    ``models`` defaults to :func:`~sciflow.models.image_models.get_image_models` ``(config)``.
     """
     models = models or get_image_models(config)
     # decoded only when a term reads pixels (CLIP, the perceptual term): the label fallback and

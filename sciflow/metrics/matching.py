@@ -9,7 +9,7 @@ For a predicted label ``p`` and a reference label ``r``::
     string_sim     = rapidfuzz normalized Indel similarity of fold(p) and fold(r), in [0, 1]
                      (1.0 when both fold to the empty string)
     semantic_sim   = cosine of the sentence embeddings of fold(p) and fold(r), clipped to [0, 1]
-                     and rounded to 6 decimals (see :mod:`sciflow.embedding`)
+                     and rounded to 6 decimals (see :mod:`sciflow.models.embedding`)
     sim            = w * string_sim + (1 - w) * semantic_sim        (w = matching.string_weight)
 
 With the ``none`` embedder ``sim = string_sim`` (a labelled fallback).
@@ -47,7 +47,7 @@ from it; only which of several equally good partners is listed may follow the fi
 
 Example
 -------
->>> from sciflow.graph import DiagramGraph
+>>> from sciflow.format.graph import DiagramGraph
 >>> ref = DiagramGraph.from_dict({"id": "r", "nodes": [{"id": "a", "label": "Image Encoder"}], "edges": []})
 >>> pred = DiagramGraph.from_dict({"id": "p", "nodes": [{"id": "x", "label": "image-encoder"}], "edges": []})
 >>> m = match_nodes(pred, ref, MatchingConfig(embedder="none"))
@@ -72,8 +72,8 @@ from rapidfuzz.process import cdist
 from scipy.optimize import linear_sum_assignment
 
 from sciflow.config import MatchingConfig
-from sciflow.embedding import LabelEmbedder, get_embedder
-from sciflow.graph import DiagramGraph
+from sciflow.format.graph import DiagramGraph
+from sciflow.models.embedding import LabelEmbedder, get_embedder
 
 WL_ROUNDS = 3
 EXACT_LIMIT = 5040  # largest tie space searched exhaustively (7!)
@@ -236,7 +236,7 @@ def edge_agreement(pred: DiagramGraph, ref: DiagramGraph) -> Objective:
     """The default tie-break objective: how many predicted edges ``u -> v`` have partners
     ``a -> b`` that are a reference edge.
 
-    >>> from sciflow.graph import DiagramGraph
+    >>> from sciflow.format.graph import DiagramGraph
     >>> g = DiagramGraph.from_dict({"id": "g", "nodes": [{"id": "a", "label": "A"}, {"id": "b", "label": "B"}],
     ...     "edges": [{"source": "a", "target": "b"}]})
     >>> edge_agreement(g, g)({"a": "a", "b": "b"}), edge_agreement(g, g)({"a": "b", "b": "a"})

@@ -41,7 +41,7 @@ Definitions (metric version 2)
   order never matter, and a perfect copy gives exactly the same text), over chunks so that
   nothing is truncated. With the ``none`` embedder it is the rapidfuzz token-set ratio
   instead and the result is labelled a fallback. The ``judge`` backend asks a configured
-  OpenAI-compatible endpoint instead (:mod:`sciflow.judge`); the call is made by the caller
+  OpenAI-compatible endpoint instead (:mod:`sciflow.models.judge`); the call is made by the caller
   and passed in as ``judge_alignment``.
 - **text score** = coverage_w * coverage + faithfulness_w * faithfulness + alignment_w * alignment.
 
@@ -62,10 +62,11 @@ from typing import Any
 from rapidfuzz import fuzz
 
 from sciflow.config import MatchingConfig, TextConfig
-from sciflow.embedding import LabelEmbedder, get_embedder
-from sciflow.graph import DiagramGraph, Edge, Node
+from sciflow.format.graph import DiagramGraph, Edge, Node
+from sciflow.format.prompt_template import INSTRUCTION
 from sciflow.metrics.graph_level import graph_level
 from sciflow.metrics.matching import fold, similarity_matrices
+from sciflow.models.embedding import LabelEmbedder, get_embedder
 
 
 @dataclass(frozen=True)
@@ -114,7 +115,7 @@ def prompt_graph(ref: DiagramGraph) -> DiagramGraph:
     lists no components.
 
     A relation between repeated component labels joins their first occurrences (a prompt
-    made by :func:`sciflow.prompts.build_prompt` always takes the first branch).
+    made by :func:`sciflow.bench.prompts.build_prompt` always takes the first branch).
     """
     p = ref.prompt
     if p is None or not p.components:
@@ -144,8 +145,6 @@ def prompt_content(text: str) -> str:
     ...                "Relations: none\\nLayout: left-to-right")
     'Toy\\nEncoder Backbone\\nleft-to-right'
     """
-    from sciflow.prompts import INSTRUCTION
-
     lines = []
     for line in text.replace(INSTRUCTION, "").splitlines():
         if _TEMPLATE_LINE.match(line):
@@ -169,7 +168,7 @@ def free_texts(graph: DiagramGraph) -> tuple[str, ...]:
 def serialize(graph: DiagramGraph) -> str:
     """Order- and id-independent text form of a graph: sorted components, sorted relations.
 
-    >>> from sciflow.graph import DiagramGraph
+    >>> from sciflow.format.graph import DiagramGraph
     >>> g = DiagramGraph.from_dict({"id": "g", "nodes": [{"id": "b", "label": "Decoder"},
     ...     {"id": "a", "label": "Encoder"}], "edges": [{"source": "a", "target": "b"}]})
     >>> print(serialize(g))

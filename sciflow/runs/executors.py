@@ -30,7 +30,7 @@ from dataclasses import replace
 from typing import Any, Protocol
 
 from sciflow.config import Config
-from sciflow.device import parse_device, resolve_device, uses_onnxruntime
+from sciflow.models.device import parse_device, resolve_device, uses_onnxruntime
 from sciflow.runs.items import Item
 from sciflow.runs.worker import Worker, WorkerSpec
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from sciflow.hashing import file_sha256
-from sciflow.imageio import RASTER_SUFFIXES, VECTOR_SUFFIXES
+from sciflow.format.hashing import file_sha256
+from sciflow.format.imageio import RASTER_SUFFIXES, VECTOR_SUFFIXES
 
 GRAPH_SUFFIXES = frozenset({".json"})
 # Image predictions are parsed by the inverse parser before scoring.

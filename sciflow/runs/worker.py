@@ -6,7 +6,7 @@ never on the per-item path. :meth:`Worker.run` is a function of the item and the
 same item gives the same row in any process, under any executor.
 
 With a cache folder, the worker also backs its label embeddings with the on-disk store
-``<cache_dir>/embeddings.sqlite3`` (:data:`EMBEDDINGS_FILE`, :mod:`sciflow.embedding_store`),
+``<cache_dir>/embeddings.sqlite3`` (:data:`EMBEDDINGS_FILE`, :mod:`sciflow.models.embedding_store`),
 shared by all workers of a run and kept for the next: labels are encoded once, not once per
 process and run, with bit-identical vectors.
 """
@@ -21,14 +21,14 @@ from pathlib import Path
 from typing import Any
 
 from sciflow.config import Config
-from sciflow.device import DeviceSpec, resolve_device, uses_onnxruntime
-from sciflow.embedding import get_embedder
-from sciflow.embedding_store import EmbeddingStore
-from sciflow.graph import DiagramGraph, GraphFormatError, load_graph
-from sciflow.judge import ALIGNMENT_TEMPLATE, ChatJudge, JudgeError
+from sciflow.format.graph import DiagramGraph, GraphFormatError, load_graph
 from sciflow.metrics.graph_level import graph_level
 from sciflow.metrics.overall import overall_score
 from sciflow.metrics.text_level import prompt_text, serialize, text_level
+from sciflow.models.device import DeviceSpec, resolve_device, uses_onnxruntime
+from sciflow.models.embedding import get_embedder
+from sciflow.models.embedding_store import EmbeddingStore
+from sciflow.models.judge import ALIGNMENT_TEMPLATE, ChatJudge, JudgeError
 from sciflow.runs.items import GRAPH_KEYS, IMAGE_KEYS, TEXT_KEYS, Item, input_hashes, is_image
 
 log = logging.getLogger(__name__)
@@ -48,7 +48,7 @@ class ItemScorer:
 
     def __init__(self, config: Config, critique: bool = False, device: str = "cpu"):
         """``device``: torch device string for the embedder and image models (a runtime
-        setting from :func:`sciflow.device.resolve_device`, outside the hashed config)."""
+        setting from :func:`sciflow.models.device.resolve_device`, outside the hashed config)."""
         self.config = config
         self.critique = critique
         self.device = device
@@ -68,7 +68,7 @@ class ItemScorer:
 
     def image_models(self) -> Any:
         if self._image_models is None:
-            from sciflow.image_models import get_image_models
+            from sciflow.models.image_models import get_image_models
 
             self._image_models = get_image_models(self.config.image, self.device)
             if self._store is not None:
@@ -227,7 +227,7 @@ class WorkerSpec:
     image_run: bool = False
     critique: bool = False
     threads: int = 0  # > 0 caps the math libraries' thread pools in this worker
-    device: str = "cpu"  # cpu | cuda | cuda:N | auto, resolved in the worker (sciflow.device)
+    device: str = "cpu"  # cpu | cuda | cuda:N | auto, resolved in the worker (sciflow.models.device)
 
 
 class Worker:
@@ -235,7 +235,7 @@ class Worker:
 
     Runtime settings (thread caps, device) come from the spec, not from the hashed config:
     they never change a row's ``config_hash``. The device is resolved here, in the process that
-    runs the models (:func:`sciflow.device.resolve_device`); :attr:`device` is what it got."""
+    runs the models (:func:`sciflow.models.device.resolve_device`); :attr:`device` is what it got."""
 
     def __init__(self, spec: WorkerSpec):
         if spec.threads > 0:
@@ -260,7 +260,7 @@ class Worker:
         return self._parser
 
     def parse(self, path: Path) -> tuple[DiagramGraph | None, str | None]:
-        from sciflow.parse_batch import parse_cached
+        from sciflow.runs.parse_batch import parse_cached
 
         return parse_cached(self.parser, path, self.cache_dir)
 

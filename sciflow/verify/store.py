@@ -51,7 +51,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-from sciflow.graph import DiagramGraph, GraphFormatError, load_graph
+from sciflow.format.graph import DiagramGraph, GraphFormatError, load_graph
 
 log = logging.getLogger(__name__)
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from sciflow.config import Config
-from sciflow.parse_batch import IMAGE_SUFFIXES, parse_many
+from sciflow.runs.parse_batch import IMAGE_SUFFIXES, parse_many
 
 from .drawing import Canvas
 

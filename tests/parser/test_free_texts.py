@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from sciflow.config import MatchingConfig
-from sciflow.graph import DiagramGraph
+from sciflow.format.graph import DiagramGraph
 from sciflow.metrics.text_level import text_level
 
 from .drawing import Canvas, labels

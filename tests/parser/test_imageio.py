@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from sciflow.imageio import ImageLoadError, fit_working_size, load_image, to_rgb
+from sciflow.format.imageio import ImageLoadError, fit_working_size, load_image, to_rgb
 
 
 def _png_header_only(path, w: int, h: int) -> None:

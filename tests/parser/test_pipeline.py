@@ -7,9 +7,9 @@ import pytest
 from sciflow.agents import text_spotter
 from sciflow.agents.diagram import TextBox
 from sciflow.agents.registry import AGENTS, RegistryError
+from sciflow.bench.synth import graphviz_render, pillow_render
 from sciflow.config import load_config
 from sciflow.pipeline import Parser, ParseResult
-from sciflow.synth import graphviz_render, pillow_render
 
 from .drawing import Canvas, edges_by_label, labels
 
