@@ -42,6 +42,7 @@ demo: install
 
 test: install
 	$(BIN)/python -m ruff check sciflow tests benchmarks examples
+	$(BIN)/lint-imports
 	$(BIN)/python -m pytest -q
 
 bench: install

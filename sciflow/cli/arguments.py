@@ -1,0 +1,197 @@
+"""The argument parser: every command, its options and defaults (workflow order)."""
+
+from __future__ import annotations
+
+import argparse
+import getpass
+from pathlib import Path
+
+from sciflow import __version__
+from sciflow.cli.bench import cmd_detector_dataset, cmd_detector_train, cmd_generate, cmd_perturb
+from sciflow.cli.graphs import (
+    cmd_convert,
+    cmd_download_models,
+    cmd_import,
+    cmd_prompt,
+    cmd_schema,
+    cmd_stats,
+    cmd_validate,
+)
+from sciflow.cli.review import cmd_agreement, cmd_critique, cmd_rectify, cmd_verify
+from sciflow.cli.scoring import cmd_parse, cmd_render, cmd_report, cmd_score, cmd_summarize
+
+_DEVICE_HELP = ("where the models run: cpu (default), cuda, cuda:N or auto (cuda when usable, else cpu); "
+                "not part of the config hash, recorded in the manifest")
+
+
+DESCRIPTION = "The ``sciflow`` command line: argument parsing and presentation only."
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="sciflow", description=DESCRIPTION)
+    p.add_argument("--version", action="version", version=f"sciflow {__version__}")
+    p.add_argument("-v", "--verbose", action="store_true", help="debug logging")
+    sub = p.add_subparsers(dest="command", required=True)
+
+    s = sub.add_parser("score", help="score predictions (graphs or images) against reference graphs")
+    s.add_argument("pred_dir", type=Path, help="folder of predicted graphs (*.json) or images")
+    s.add_argument("--refs", type=Path, required=True, help="folder of reference graphs (*.json)")
+    s.add_argument("--out", type=Path, default=None, help="results folder to write")
+    s.add_argument("--name", default=None, help="run name in the leaderboard (default: the --out folder name)")
+    s.add_argument("--config", type=Path, default=None, help="TOML file overriding the pinned config")
+    s.add_argument("--executor", choices=["local", "ray"], default="local",
+                   help="local process pool (default) or Ray (pip install 'sciflow[ray]')")
+    s.add_argument("--jobs", type=int, default=1, help="workers (processes or Ray actors)")
+    s.add_argument("--threads", type=int, default=0,
+                   help="math threads per worker (OCR, torch); default: all cores for one local worker, "
+                        "cores / jobs for several, 1 per Ray actor")
+    s.add_argument("--address", default=None, help="Ray cluster address (default: start a local runtime)")
+    s.add_argument("--no-resume", action="store_true", help="rescore every item even if results exist")
+    s.add_argument("--critique", action="store_true", help="write a critique (verdict, explanation, edits) per item")
+    s.add_argument("--cache-dir", type=Path, default=Path(".sciflow-cache"),
+                   help="cache folder: parsed graphs and the label-embedding store")
+    s.add_argument("--no-cache", action="store_true", help="do not read or write the parse cache")
+    s.add_argument("--device", default="cpu", help=_DEVICE_HELP)
+    s.set_defaults(func=cmd_score)
+
+    m = sub.add_parser("summarize", help="leaderboard of one or more results folders side by side")
+    m.add_argument("results_dirs", type=Path, nargs="+")
+    m.add_argument("-o", "--output", default=None, help="write the combined leaderboard CSV here")
+    m.add_argument("--allow-mixed", action="store_true",
+                   help="tabulate runs scored against different reference sets or metric versions "
+                        "(the table is marked MIXED)")
+    m.set_defaults(func=cmd_summarize)
+
+    c = sub.add_parser("convert", help="convert SciFlow-Bench canvas_full.json files to sciflow graphs")
+    c.add_argument("source", type=Path, help="a canvas_full.json, a paper folder, or a root of paper folders")
+    c.add_argument("-o", "--out", type=Path, required=True)
+    c.set_defaults(func=cmd_convert)
+
+    v = sub.add_parser("validate", help="validate graph files (and reference-set rules) against the canonical format")
+    v.add_argument("files", type=Path, nargs="+", help="graph files or folders of them (*.json)")
+    v.set_defaults(func=cmd_validate)
+
+    sc = sub.add_parser("schema", help="print the JSON Schema of the canonical graph format")
+    sc.set_defaults(func=cmd_schema)
+
+    pa = sub.add_parser("parse", help="parse diagram images into graphs (the inverse parser)")
+    pa.add_argument("inputs", type=Path, nargs="+", help="image files or folders of images")
+    pa.add_argument("-o", "--out", type=Path, required=True, help="folder for the parsed graphs (<stem>.json)")
+    pa.add_argument("--debug-dir", type=Path, default=None, help="write one overlay PNG per agent here")
+    pa.add_argument("--config", type=Path, default=None)
+    pa.add_argument("--jobs", type=int, default=1)
+    pa.add_argument("--cache-dir", type=Path, default=Path(".sciflow-cache"))
+    pa.add_argument("--no-cache", action="store_true")
+    pa.add_argument("--device", default="cpu", help=_DEVICE_HELP)
+    pa.set_defaults(func=cmd_parse)
+
+    r = sub.add_parser("render", help="Graphviz rendering of a graph, or of its comparison with another")
+    r.add_argument("graph", type=Path, help="the graph to draw (with --diff: the prediction)")
+    r.add_argument("--diff", type=Path, default=None, help="reference graph: draw it coloured by the comparison")
+    r.add_argument("-o", "--output", type=Path, required=True, help="FILE.svg or FILE.png")
+    r.add_argument("--config", type=Path, default=None)
+    r.set_defaults(func=cmd_render)
+
+    rp = sub.add_parser("report", help="one self-contained HTML report of one or more results folders")
+    rp.add_argument("results_dirs", type=Path, nargs="+")
+    rp.add_argument("-o", "--output", type=Path, required=True)
+    rp.add_argument("--recompute", action="store_true", help="recompute diffs instead of using stored diagnostics")
+    rp.set_defaults(func=cmd_report)
+
+    dm = sub.add_parser("download-models", help="fetch the real CLIP/LPIPS weights (needs internet)")
+    dm.add_argument("targets", nargs="*", help="clip, lpips, minilm (default: clip and lpips)")
+    dm.add_argument("--dest", type=Path, default=None, help="cache folder (default: the libraries' own caches)")
+    dm.set_defaults(func=cmd_download_models)
+
+    st_ = sub.add_parser("stats", help="distributions of a folder of reference graphs")
+    st_.add_argument("refs", type=Path)
+    st_.add_argument("--plot", type=Path, default=None, help="also write a figure (PNG/SVG/PDF)")
+    st_.set_defaults(func=cmd_stats)
+
+    pr = sub.add_parser("prompt", help="the prompt of a reference graph")
+    pr.add_argument("ref", type=Path)
+    pr.add_argument("--style", choices=["structured", "naive"], default="structured")
+    pr.add_argument("--write", action="store_true",
+                    help="rewrite the file's prompt and difficulty tier from its graph (after a hand edit)")
+    pr.set_defaults(func=cmd_prompt)
+
+    for name, helptext in (("generate", "run a generator over the reference set"),
+                           ("perturb", "render references with K controlled structural errors")):
+        g = sub.add_parser(name, help=helptext)
+        if name == "generate":
+            g.add_argument("name", help="graphviz, perturbed, or an installed plug-in")
+            g.add_argument("--option", action="append", help="KEY=VALUE passed to the generator (repeatable)")
+            g.set_defaults(func=cmd_generate)
+        else:
+            g.add_argument("--severity", type=int, required=True, help="number of errors per item")
+            g.add_argument("--seed", type=int, default=0)
+            g.add_argument("--degrade", default=None,
+                           help="visual degradation: blur, jpeg20, noise, downscale, rotate, clutter or random")
+            g.set_defaults(func=cmd_perturb)
+        g.add_argument("--refs", type=Path, required=True)
+        g.add_argument("-o", "--out", type=Path, required=True)
+        g.add_argument("--style", choices=["structured", "naive"], default="structured")
+        g.add_argument("--no-resume", action="store_true", help="regenerate items already done")
+
+    ve = sub.add_parser("verify", help="serve the human verification page for parsed figures")
+    ve.add_argument("figures_dir", type=Path)
+    ve.add_argument("--out", type=Path, required=True, help="folder for verified graphs and audit logs")
+    ve.add_argument("--host", default="127.0.0.1")
+    ve.add_argument("--port", type=int, default=8765)
+    ve.add_argument("--annotator", default=getpass.getuser(), help="name written into the audit log")
+    ve.add_argument("--config", type=Path, default=None)
+    ve.set_defaults(func=cmd_verify)
+
+    ag = sub.add_parser("agreement", help="parser agreement (P/R/F1) from verification edit logs")
+    ag.add_argument("verified_dir", type=Path)
+    ag.add_argument("--json", action="store_true")
+    ag.set_defaults(func=cmd_agreement)
+
+    cr = sub.add_parser("critique", help="judgement, explanation and edit instructions for one diagram")
+    cr.add_argument("input", type=Path, help="an image (parsed first) or a predicted graph (.json)")
+    cr.add_argument("--ref", type=Path, required=True)
+    cr.add_argument("--format", choices=["json", "text", "tagged"], default="text")
+    cr.add_argument("--config", type=Path, default=None)
+    cr.set_defaults(func=cmd_critique)
+
+    rf = sub.add_parser("rectify", help="generate, critique and repair until the critique passes")
+    rf.add_argument("--generator", required=True, help="graphviz, perturbed, or an installed plug-in")
+    rf.add_argument("--editor", default="graph", help="graph (apply instructions to the graph) or none")
+    rf.add_argument("--option", action="append", help="KEY=VALUE for the generator (repeatable)")
+    rf.add_argument("--refs", type=Path, required=True)
+    rf.add_argument("-o", "--out", type=Path, required=True)
+    rf.add_argument("--max-steps", type=int, default=None)
+    rf.add_argument("--parse-images", action="store_true", help="critique the parsed image, not the known graph")
+    rf.add_argument("--config", type=Path, default=None)
+    rf.set_defaults(func=cmd_rectify)
+
+    de = sub.add_parser("detector", help="the learned diagram-element detector: dataset and training")
+    dsub = de.add_subparsers(dest="detector_command", required=True)
+    dd = dsub.add_parser("dataset", help="render diagrams and write an ultralytics dataset with exact boxes")
+    dd.add_argument("-o", "--out", type=Path, required=True)
+    dd.add_argument("--n", type=int, default=1000, help="number of images (default 1000)")
+    dd.add_argument("--seed", type=int, default=0)
+    dd.add_argument("--val-fraction", type=float, default=0.1)
+    dd.add_argument("--tile", type=int, default=640, help="side of the square training tiles (= train --imgsz)")
+    dd.add_argument("--text-px", type=float, default=20.0, help="text line height the renders are scaled to")
+    dd.set_defaults(func=cmd_detector_dataset)
+    dt = dsub.add_parser("train", help="train the detector from scratch (needs the `detector` extra)")
+    dt.add_argument("--data", type=Path, required=True, help="a dataset folder (its data.yaml)")
+    dt.add_argument("-o", "--out", type=Path, default=Path("runs/detector/train"), help="run folder")
+    dt.add_argument("--epochs", type=int, default=30)
+    dt.add_argument("--imgsz", type=int, default=640)
+    dt.add_argument("--model", default="yolov8n.yaml", help="an ultralytics model yaml (from scratch)")
+    dt.add_argument("--width", type=float, default=None, help="YOLOv8 width multiple, e.g. 0.125 (narrower)")
+    dt.add_argument("--batch", type=int, default=16)
+    dt.add_argument("--seed", type=int, default=0)
+    dt.add_argument("--device", default="cpu", help="cpu, or a CUDA device such as 0")
+    dt.add_argument("--workers", type=int, default=0, help="dataloader workers")
+    dt.add_argument("--resume", action="store_true", help="continue the run in --out from weights/last.pt")
+    dt.set_defaults(func=cmd_detector_train)
+
+    im = sub.add_parser("import", help="import a published benchmark layout")
+    im.add_argument("layout", choices=["sciflow-bench"])
+    im.add_argument("source", type=Path)
+    im.add_argument("-o", "--out", type=Path, required=True)
+    im.set_defaults(func=cmd_import)
+    return p

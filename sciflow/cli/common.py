@@ -1,0 +1,96 @@
+"""Shared presentation helpers of the command line: consoles, number formatting, tables, progress."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+from rich.table import Table
+
+# Wide enough for the leaderboard when output is piped (rich defaults to 80 columns there).
+console = Console(width=None if sys.stdout.isatty() else 120)
+err_console = Console(stderr=True, soft_wrap=True)
+
+
+_HEADERS = {
+    "n_items": "items", "n_missing": "miss", "n_errors": "err", "n_averaged": "n", "node_f1": "node F1",
+    "edge_f1": "edge F1", "graph_easy": "easy", "graph_medium": "med", "graph_hard": "hard",
+    "metric_version": "metric v",
+}
+
+
+def _fmt(v: Any) -> str:
+    return "—" if v is None else (f"{v:.3f}" if isinstance(v, float) else str(v))
+
+
+def leaderboard_table(summaries: Sequence[dict[str, Any]], title: str = "sciflow leaderboard") -> Table:
+    """The headline columns of :func:`sciflow.runs.summary.leaderboard_rows` (``n``: the items every
+    mean is over) and, for runs that differ in them, the fallbacks, config hash, reference set
+    and metric version, a value ending in ``*`` where it differs from the first run's (hashes
+    shortened to 7 hex digits here; leaderboard.csv holds every column, always)."""
+    from sciflow.runs.summary import DIFFERS, leaderboard_rows
+
+    rows = leaderboard_rows(summaries)
+    # The terminal shows the headline columns; leaderboard.csv holds every column.
+    headline = ("overall", "graph", "text", "image", "node_f1", "edge_f1")
+    cols = ["run", "n_items", "n_missing", "n_errors", "n_averaged"]
+    cols += [k for k in headline if any(k in r for r in rows)]
+    cols += [f"graph_{d}" for d in ("easy", "medium", "hard") if any(r.get(f"n_{d}") for r in rows)]
+    provenance = [c for c in ("fallbacks", "config", "refs", "metric_version")
+                  if any(str(r.get(c, "")).endswith(DIFFERS) for r in rows)]
+
+    def cell(r: dict[str, Any], c: str) -> str:
+        v = r.get(c)
+        if c in ("config", "refs") and isinstance(v, str) and len(v) > 8:
+            return v[:7] + (DIFFERS if v.endswith(DIFFERS) else "")
+        return _fmt(v)
+
+    table = Table(title=title)
+    for c in cols:  # numbers are never cut either (headers wrap instead)
+        width = max((len(cell(r, c)) for r in rows), default=1) if c != "run" else None
+        table.add_column(_HEADERS.get(c, c), justify="left" if c == "run" else "right", no_wrap=c == "run",
+                         min_width=width)
+    for c in provenance:  # never cut: the marker is at the end
+        width = max(len(_HEADERS.get(c, c)), *(len(cell(r, c)) for r in rows))
+        table.add_column(_HEADERS.get(c, c), justify="left", no_wrap=True, min_width=width)
+    for r in rows:
+        table.add_row(*[cell(r, c) for c in cols + provenance])
+    return table
+
+
+def breakdown_table(summary: dict[str, Any], key: str, title: str) -> Table | None:
+    cells = summary.get(key) or {}
+    if not cells:
+        return None
+    metrics = [k for k in ("graph", "node_f1", "edge_f1") if k in summary["means"]]
+    table = Table(title=title)
+    table.add_column(key.replace("by_", ""))
+    table.add_column("n", justify="right")
+    for m in metrics:
+        table.add_column(m, justify="right")
+    for name, cell in cells.items():
+        table.add_row(name, str(cell["n"]), *[_fmt(cell.get(m)) for m in metrics])
+    return table
+
+
+def _progress(label: str) -> Progress:
+    return Progress(
+        TextColumn(f"[bold]{label}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
+        TextColumn("{task.description}"), console=err_console, transient=True,
+    )
+
+
+def _key_values(pairs: Sequence[str] | None) -> dict[str, Any]:
+    """``["severity=2", "degrade=blur"]`` -> ``{"severity": 2, "degrade": "blur"}`` (JSON values when they parse)."""
+    options: dict[str, Any] = {}
+    for opt in pairs or []:
+        key, _, value = opt.partition("=")
+        try:
+            options[key] = json.loads(value)
+        except json.JSONDecodeError:
+            options[key] = value
+    return options

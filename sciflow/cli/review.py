@@ -1,0 +1,68 @@
+"""Commands for people reviewing diagrams: the verification page, agreement, critique, rectify."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from sciflow.cli.common import _key_values, _progress, console, err_console
+from sciflow.config import load_config
+
+
+def cmd_verify(args: argparse.Namespace) -> int:
+    from sciflow.verify.server import serve
+
+    config = load_config(args.config)
+    serve(args.figures_dir, args.out, host=args.host, port=args.port, annotator=args.annotator, config=config)
+    return 0
+
+
+def cmd_agreement(args: argparse.Namespace) -> int:
+    from sciflow.verify.agreement import agreement
+
+    try:
+        report = agreement(args.verified_dir)
+    except FileNotFoundError as exc:
+        err_console.print(f"[red]error:[/red] {exc}")
+        return 2
+    if args.json:
+        sys.stdout.write(json.dumps(report.to_dict(), indent=2) + "\n")
+    else:
+        sys.stdout.write(report.format() + "\n")
+    return 0
+
+
+def cmd_critique(args: argparse.Namespace) -> int:
+    from sciflow.critic import critique_input, format_critique
+    from sciflow.format.graph import GraphFormatError
+    from sciflow.format.imageio import ImageLoadError
+
+    try:
+        c = critique_input(args.input, args.ref, config=load_config(args.config))
+    except (GraphFormatError, ImageLoadError, FileNotFoundError) as exc:
+        err_console.print(f"[red]error:[/red] {exc}")
+        return 2
+    sys.stdout.write(format_critique(c, args.format) + "\n")
+    return 0 if c.passed else 1
+
+
+def cmd_rectify(args: argparse.Namespace) -> int:
+    from sciflow.bench.generators import GeneratorError
+    from sciflow.critic import rectify_folder
+
+    options = _key_values(args.option)
+    with _progress("rectifying") as progress:
+        task = progress.add_task("", total=None)
+        try:
+            summary = rectify_folder(
+                args.generator, args.refs, args.out, editor=None if args.editor == "none" else args.editor,
+                generator_options=options, config=load_config(args.config), max_steps=args.max_steps,
+                parse_images=args.parse_images,
+                on_item=lambda t: progress.update(task, advance=1, description=t.item_id),
+            )
+        except GeneratorError as exc:
+            err_console.print(f"[red]error:[/red] {exc}")
+            return 2
+    console.print_json(json.dumps(summary))
+    return 0

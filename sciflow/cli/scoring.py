@@ -1,0 +1,151 @@
+"""Commands that score, summarize, report, parse and render."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+from sciflow.cli.common import _progress, breakdown_table, console, err_console, leaderboard_table
+from sciflow.config import load_config
+
+
+def cmd_score(args: argparse.Namespace) -> int:
+    from sciflow.runs.executors import ExecutorError
+    from sciflow.runs.scoring import ScoringError, run_scoring
+
+    config = load_config(args.config)
+    with Progress(
+        TextColumn("[bold]scoring"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
+        TextColumn("{task.description}"), console=err_console, transient=True,
+    ) as progress:
+        task = progress.add_task("", total=None)
+        try:
+            result = run_scoring(
+                args.pred_dir, args.refs, args.out, config,
+                run_name=args.name, executor=args.executor, jobs=args.jobs, threads=args.threads,
+                address=args.address,
+                cache_dir=None if args.no_cache else args.cache_dir, resume=not args.no_resume,
+                critique=args.critique, device=args.device,
+                on_start=lambda n: progress.update(task, total=n),
+                on_item=lambda row: progress.update(task, advance=1, description=row["id"]),
+            )
+        except (ScoringError, ExecutorError) as exc:
+            err_console.print(f"[red]error:[/red] {exc}")
+            return 2
+    s = result.summary
+    console.print(leaderboard_table([s]))
+    for key, title in (("by_difficulty", "by difficulty"), ("by_area", "by research area")):
+        t = breakdown_table(s, key, title)
+        if t is not None:
+            console.print(t)
+    for e in s["errors"]:
+        err_console.print(f"[yellow]{e['status']}[/yellow] {e['id']}: {e['error']}")
+    if s["missing"]:
+        err_console.print(f"[yellow]missing predictions ({len(s['missing'])}):[/yellow] {', '.join(s['missing'])}")
+    if s["unreferenced_predictions"]:
+        err_console.print(
+            f"[yellow]predictions without reference (ignored):[/yellow] {', '.join(s['unreferenced_predictions'])}"
+        )
+    if s["fallbacks"]:
+        err_console.print(f"[yellow]FALLBACK backends used:[/yellow] {', '.join(s['fallbacks'])}")
+    if result.n_reused:
+        err_console.print(f"{result.n_reused} items reused from the previous run (unchanged inputs and config)")
+    if args.out:
+        console.print(f"results written to {args.out}/ (results.jsonl, summary.json, leaderboard.csv, manifest.json)")
+    return 0
+
+
+def cmd_summarize(args: argparse.Namespace) -> int:
+    """Runs side by side. Runs that differ in reference set or metric version (or where one
+    recorded it and another did not) are refused, rc 2 and one line naming the runs and what
+    differs, unless ``--allow-mixed``; the table then says MIXED. Differing config hashes and
+    fallbacks are marked ``*`` in the table and CSV and named in a footnote."""
+    from rich.markup import escape
+
+    from sciflow.runs.summary import DIFFERS, SummaryError, read_summary, run_differences, unrecorded, write_leaderboard
+
+    summaries = []
+    for d in args.results_dirs:
+        try:
+            summaries.append(read_summary(d))
+        except SummaryError as exc:
+            err_console.print(f"[red]error:[/red] {escape(str(exc))}")
+            return 2
+    for s in summaries:
+        if missing := unrecorded(s):
+            err_console.print(f"[yellow]warning:[/yellow] {escape(str(s['run']))}: no {' and no '.join(missing)} "
+                              "recorded (a run from before they were); treated as unknown")
+    diffs = run_differences(summaries)
+    blocking = [d for d in diffs if d.blocking]
+    if blocking and not args.allow_mixed:
+        what = " | ".join(d.describe() for d in blocking)
+        err_console.print(f"[red]error:[/red] not comparable: {escape(what)} (--allow-mixed to tabulate anyway)")
+        return 2
+    title = "sciflow leaderboard"
+    if blocking:
+        labels = [d.aspect.label for d in blocking]
+        title += f" (MIXED: {' and '.join(labels)} {'differs' if len(labels) == 1 else 'differ'}; not comparable)"
+    console.print(leaderboard_table(summaries, title=title))
+    if diffs:
+        console.print(f"{DIFFERS} differs from the first run ({escape(str(summaries[0]['run']))}): "
+                      + escape(" | ".join(d.describe() for d in diffs)), soft_wrap=True)
+    if args.output:
+        write_leaderboard(summaries, Path(args.output))
+        console.print(f"leaderboard written to {escape(str(args.output))}")
+    return 0
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    from sciflow.runs.summary import SummaryError
+    from sciflow.views.report import build_report
+
+    try:
+        out = build_report(args.results_dirs, args.output, recompute=args.recompute)
+    except (SummaryError, FileNotFoundError) as exc:
+        err_console.print(f"[red]error:[/red] {exc}")
+        return 2
+    console.print(f"wrote {out}")
+    return 0
+
+
+def cmd_parse(args: argparse.Namespace) -> int:
+    from sciflow.runs.parse_batch import collect_images, parse_to_dir
+
+    config = load_config(args.config)
+    try:
+        images = collect_images(args.inputs)
+    except FileNotFoundError as exc:
+        err_console.print(f"[red]error:[/red] {exc}")
+        return 2
+    with _progress("parsing") as progress:
+        task = progress.add_task("", total=len(images))
+        outcomes = parse_to_dir(
+            images, args.out, config, jobs=args.jobs, debug_dir=args.debug_dir,
+            cache_dir=None if args.no_cache else args.cache_dir, device=args.device,
+            on_done=lambda o: progress.update(task, advance=1, description=o.item_id),
+        )
+    failed = [o for o in outcomes if o.error]
+    for o in failed:
+        err_console.print(f"[red]failed[/red] {o.path}: {o.error}")
+    ok = len(outcomes) - len(failed)
+    cached = sum(o.cached for o in outcomes if not o.error)
+    console.print(f"parsed {ok} of {len(outcomes)} images into {args.out}/ ({cached} from cache)")
+    return 1 if failed else 0
+
+
+def cmd_render(args: argparse.Namespace) -> int:
+    from sciflow.format.graph import GraphFormatError, load_graph
+    from sciflow.views.viz import render_graph
+
+    try:
+        graph = load_graph(args.graph)
+        other = load_graph(args.diff) if args.diff else None
+        config = load_config(args.config)
+        out = render_graph(graph, args.output, diff=other, matching=config.matching)
+    except (GraphFormatError, ValueError) as exc:
+        err_console.print(f"[red]error:[/red] {exc}")
+        return 2
+    console.print(f"wrote {out}")
+    return 0
