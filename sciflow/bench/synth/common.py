@@ -128,6 +128,36 @@ class SynthDiagram:
     #: renderer: ``node`` (a node's shape), ``arrowhead``, ``text`` (one label, all its lines),
     #: ``group`` (a container), ``operator`` (an operator symbol such as a circled plus).
     elements: list[tuple[str, tuple[float, float, float, float]]] = field(default_factory=list)
+    #: the browser-drawn styles' full element record (``<id>.elements.json``, see
+    #: :func:`elements_record`): nodes, containers, texts with roles, arrows with polylines.
+    record: dict[str, Any] = field(default_factory=dict)
+    #: the knob values this item was drawn with (recorded per item, for knob buckets)
+    knobs: dict[str, Any] = field(default_factory=dict)
+
+
+ELEMENTS_FORMAT = "sciflow.elements/v1"
+
+
+def elements_record(d: SynthDiagram) -> dict[str, Any]:
+    """The ``<id>.elements.json`` document of one item, in image pixels::
+
+        {"format": "sciflow.elements/v1", "style": ..., "size": [w, h], "knobs": {...},
+         "nodes":  [{"id", "label", "bbox", "shape"}],            graph nodes (containers that are nodes too)
+         "containers": [{"id", "label", "bbox", "is_node"}],      panels / subgraphs / groups
+         "texts":  [{"text", "bbox", "role", "rotation"}],        role: node | edge_label | container_title |
+                                                                  title | caption | legend | footnote | icon_caption
+         "arrows": [{"source", "target", "polyline", "tail", "head", "head_box", "label", "label_box",
+                     "style", "head_style", "double"}],           one per drawn arrow (a double-headed arrow once)
+         "elements": [[class, bbox], ...]}                        the detector's boxes (node, arrowhead, text, ...)
+
+    Renderers without a browser (graphviz, pillow) fill only ``elements`` and ``knobs``.
+    """
+    h, w = d.image.shape[:2]
+    rec = {"format": ELEMENTS_FORMAT, "style": d.style, "size": [int(w), int(h)], "knobs": dict(d.knobs)}
+    for key in ("nodes", "containers", "texts", "arrows"):
+        rec[key] = list(d.record.get(key, []))
+    rec["elements"] = [[c, [round(float(v), 2) for v in b]] for c, b in d.elements]
+    return rec
 
 
 def sample_labels(rng: random.Random, n: int) -> list[str]:
