@@ -7,7 +7,7 @@ import getpass
 from pathlib import Path
 
 from sciflow import __version__
-from sciflow.cli.bench import cmd_detector_dataset, cmd_detector_train, cmd_generate, cmd_perturb
+from sciflow.cli.bench import cmd_detector_dataset, cmd_detector_train, cmd_generate, cmd_perturb, cmd_synth
 from sciflow.cli.graphs import (
     cmd_convert,
     cmd_download_models,
@@ -164,6 +164,15 @@ def build_parser() -> argparse.ArgumentParser:
     rf.add_argument("--parse-images", action="store_true", help="critique the parsed image, not the known graph")
     rf.add_argument("--config", type=Path, default=None)
     rf.set_defaults(func=cmd_rectify)
+
+    sy = sub.add_parser("synth", help="synthetic diagrams with exact ground truth (graphviz, pillow, mermaid, paper)")
+    sy.add_argument("--style", required=True, choices=["graphviz", "pillow", "mermaid", "paper"])
+    sy.add_argument("-n", type=int, default=100, help="number of items (default 100)")
+    sy.add_argument("-o", "--out", type=Path, required=True, help="folder: <id>.png, <id>.json, <id>.elements.json")
+    sy.add_argument("--seed", type=int, default=0, help="seed of the first item; item k uses seed + k (default 0)")
+    sy.add_argument("--knob", action="append", metavar="NAME=VALUE",
+                    help="force a knob of the style (repeatable); an item already in the folder is kept")
+    sy.set_defaults(func=cmd_synth)
 
     de = sub.add_parser("detector", help="the learned diagram-element detector: dataset and training")
     dsub = de.add_subparsers(dest="detector_command", required=True)

@@ -84,3 +84,31 @@ def cmd_detector_train(args: argparse.Namespace) -> int:
     console.print_json(json.dumps({"validation": meta["validation"], "onnx_sha256": meta["onnx_sha256"]}))
     console.print(f"weights and metadata in {args.out}/ (layout-detector.onnx, layout-detector.json)")
     return 0
+
+
+def cmd_synth(args: argparse.Namespace) -> int:
+    from rich.markup import escape
+
+    from sciflow.bench.synth.browser import BrowserUnavailable
+    from sciflow.bench.synth.styles import StyleError, parse_knobs, synth_items
+
+    failed: list[str] = []
+    try:
+        knobs = parse_knobs(args.style, args.knob or [])
+        with _progress(f"{args.style}") as progress:
+            task = progress.add_task("", total=args.n)
+
+            def on_item(o) -> None:
+                progress.advance(task)
+                if o.status == "failed":
+                    failed.append(o.item)
+                    err_console.print(f"[red]failed[/red] {escape(o.item)}: {escape(o.error or '')}")
+
+            outcomes = synth_items(args.style, args.n, args.out, seed=args.seed, knobs=knobs, on_item=on_item)
+    except (StyleError, BrowserUnavailable) as exc:
+        err_console.print(f"[red]error:[/red] {escape(str(exc))}")
+        return 2
+    kept = sum(o.status == "kept" for o in outcomes)
+    console.print(f"{len(outcomes) - len(failed)} of {len(outcomes)} items in {escape(str(args.out))}/ "
+                  f"({kept} already there){f'; {len(failed)} failed' if failed else ''}")
+    return 1 if failed else 0
