@@ -1,0 +1,68 @@
+"""Step 3b: container borders, the outlines that connectors cross or end on.
+
+Two contacts of different pieces on the same container band within the band width plus two
+contact radii are one stroke crossing the outline (joined, contacts dropped). A remaining
+end on a container outline goes to the node inside that container nearest to it (within
+``2.5 th``), else stays on a titled container, else is dropped.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+from sciflow.agents.diagram import GroundedNode
+from sciflow.agents.topology_coder.attach import Contact
+
+
+def bridge_containers(
+    contacts: list[Contact],
+    targets: list[GroundedNode],
+    band_w: int,
+    r_contact: float,
+    find: Callable[[int], int],
+    parent: dict[int, int],
+    bridges: list[tuple[float, float, float, float]],
+) -> list[Contact]:
+    """Join the pieces of strokes crossing a container outline (band ``band_w`` px wide,
+    contact radius ``r_contact``) and drop their contacts there."""
+    lim = band_w + 2 * r_contact + 2
+    drop: set[int] = set()
+    cont = [i for i, ct in enumerate(contacts) if targets[ct.target].kind == "container"]
+    for ai, a in enumerate(cont):
+        for b in cont[ai + 1 :]:
+            ca, cb = contacts[a], contacts[b]
+            if ca.target != cb.target or ca.comp == cb.comp:
+                continue
+            if math.hypot(ca.x - cb.x, ca.y - cb.y) <= lim:
+                parent[find(ca.comp)] = find(cb.comp)
+                drop.update((a, b))
+                bridges.append((ca.x, ca.y, cb.x, cb.y))
+    return [ct for i, ct in enumerate(contacts) if i not in drop]
+
+
+def retarget_container_ends(contacts: list[Contact], targets: list[GroundedNode], th: float) -> list[Contact]:
+    """A stroke ending on a container outline next to a node inside it (within ``2.5 th``)
+    is attributed to that node; an untitled container never becomes a node, so other
+    ends on an untitled container are dropped."""
+    index = {n.id: i for i, n in enumerate(targets)}
+    out = []
+    for ct in contacts:
+        c = targets[ct.target]
+        if c.kind != "container":
+            out.append(ct)
+            continue
+        best, best_d = None, 2.5 * th
+        for n in targets:
+            if n.group != c.id or n.candidate:
+                continue
+            b = n.bbox
+            d = math.hypot(max(b[0] - ct.x, 0.0, ct.x - b[2]), max(b[1] - ct.y, 0.0, ct.y - b[3]))
+            if d <= best_d:
+                best, best_d = n, d
+        if best is not None:
+            ct.target = index[best.id]
+            out.append(ct)
+        elif c.label.strip():
+            out.append(ct)
+    return out

@@ -1,0 +1,225 @@
+"""Step 4: arrowheads, the direction of a connector at each of its contacts.
+
+Among the connector's pixels (plus small loose pieces, e.g. the wings of a head whose tip was
+masked) within ``R = max(6, head * th)`` px of the contact (at most 0.45 x the distance to
+the connector's nearest other contact), the spread across the stroke direction is at least
+``max(2.5 w, w + 3)`` and the ink area at least ``1.15 w R`` or 1.25 x the ink of the next
+``R`` px of the stroke (thin diagonal lines), and the spread reaches both sides of the head's
+axis (each side >= 25 %; a polyline corner near the node spreads to one side only) (``w``:
+the length-weighted median stroke width); this holds for filled, open and chevron heads
+(:func:`arrowhead`). A contact on a shape without such a head is looked at again on the
+unmasked ink (:func:`hidden_head`); a Layout Detector's arrowheads are fused in
+(:func:`detected_head`); two heads on a two-contact connector are both kept only when they
+look alike (:func:`double_heads`).
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections.abc import Callable
+
+import cv2
+import numpy as np
+
+from sciflow.agents.diagram import Diagram, GroundedNode
+from sciflow.agents.layout_evidence import arrowhead_support
+from sciflow.agents.shape_hunter import background_color
+from sciflow.agents.topology_coder.attach import Contact
+from sciflow.agents.topology_coder.components import Comp
+
+log = logging.getLogger(__name__)
+
+
+def head_radius(head: float, th: float, limit: float) -> float:
+    """The arrowhead window around a contact: ``head`` text heights, 6-``limit`` px, at least 4."""
+    return max(4.0, min(max(6.0, head * th), limit))
+
+
+def arrowhead(
+    ct: Contact, comps: dict[int, Comp], members: list[int], th: float, head: float, limit: float = math.inf
+) -> None:
+    """The geometric arrowhead test at ``ct`` on the pieces ``members`` (module docstring);
+    sets ``ct.head``, ``ct.margin``, ``ct.spread`` and ``ct.out_dir``."""
+    R = head_radius(head, th, limit)
+    xs_l, ys_l = [], []
+    for m in members:
+        c = comps[m]
+        if (
+            c.x0 > ct.x + 3 * R
+            or c.y0 > ct.y + 3 * R
+            or c.x0 + c.mask.shape[1] < ct.x - 3 * R
+            or c.y0 + c.mask.shape[0] < ct.y - 3 * R
+        ):
+            continue
+        ys, xs = np.nonzero(c.mask)
+        xs_l.append(xs + c.x0)
+        ys_l.append(ys + c.y0)
+    if not xs_l:
+        return
+    xs = np.concatenate(xs_l).astype(float)
+    ys = np.concatenate(ys_l).astype(float)
+    # stroke width of the whole connector: length-weighted median over its pieces
+    ws = sorted((comps[m].width, max(comps[m].length, 1.0)) for m in members)
+    half, acc, w = sum(x[1] for x in ws) / 2.0, 0.0, ws[0][0]
+    for wv, ln in ws:
+        acc += ln
+        if acc >= half:
+            w = wv
+            break
+    dx, dy = xs - ct.x, ys - ct.y
+    dd = np.hypot(dx, dy)
+    far = (dd > R) & (dd <= 3 * R)
+    sel = dd <= R
+    ref = far if far.sum() >= 3 else sel
+    vx, vy = float(dx[ref].mean()), float(dy[ref].mean())
+    nv = math.hypot(vx, vy) or 1.0
+    ux, uy = vx / nv, vy / nv
+    ct.out_dir = (ux, uy)
+    if sel.sum() < 3:
+        return
+    # the head's own axis: from the contact through the middle of the window
+    mid = (dd > 0.25 * R) & (dd <= 0.75 * R)
+    if mid.sum() >= 3:
+        ax, ay = float(dx[mid].mean()), float(dy[mid].mean())
+        na = math.hypot(ax, ay) or 1.0
+        ax, ay = ax / na, ay / na
+    else:
+        ax, ay = ux, uy
+    lat = -dx[sel] * ay + dy[sel] * ax
+    lo, hi = -float(np.percentile(lat, 2)), float(np.percentile(lat, 98))
+    spread = lo + hi + 1.0
+    # a head spreads to both sides of its axis; a corner of a polyline to one side only
+    symmetric = min(lo, hi) >= 0.25 * (lo + hi) - 0.5
+    area = float(sel.sum())
+    need_spread = max(2.5 * w, w + 3.0)
+    # a stroke cut short inside the window (by an edge label's mask) is judged on the
+    # length it has there, as a plain line of that length
+    need_area = 1.15 * w * min(R, float(dd[sel].max()) + 1.0)
+    shaft = (dd > R) & (dd <= 2 * R)
+    if shaft.sum() >= 0.5 * R:  # compare with the same length of this stroke's own shaft
+        need_area = min(need_area, 1.25 * float(shaft.sum()))
+    ct.head = spread >= need_spread and area >= need_area and symmetric
+    ct.spread = spread
+    log.debug(
+        "contact %s at (%.0f,%.0f): w=%.1f R=%.1f spread=%.1f/%.1f area=%.0f/%.0f head=%s",
+        ct.target,
+        ct.x,
+        ct.y,
+        w,
+        R,
+        spread,
+        need_spread,
+        area,
+        need_area,
+        ct.head,
+    )
+    ct.margin = float(min(1.0, abs(spread - need_spread) / need_spread))
+
+
+def loose_pieces(
+    ct: Contact,
+    comps: dict[int, Comp],
+    groups: dict[int, list[int]],
+    find: Callable[[int], int],
+    th: float,
+    head: float,
+) -> list[int]:
+    """Small separate pieces near a contact (the wings of an open or chevron head whose tip
+    was masked with the node outline): single-component groups no larger than the head
+    window that come within it."""
+    R = max(6.0, head * th)
+    out = []
+    own = find(ct.comp)
+    for g, mem in groups.items():
+        if g == own or len(mem) != 1:
+            continue
+        c = comps[mem[0]]
+        hh, ww = c.mask.shape
+        if max(hh, ww) > 1.5 * R:
+            continue
+        if c.x0 > ct.x + R or c.y0 > ct.y + R or c.x0 + ww < ct.x - R or c.y0 + hh < ct.y - R:
+            continue
+        ys, xs = np.nonzero(c.mask)
+        if np.min(np.hypot(xs + c.x0 - ct.x, ys + c.y0 - ct.y)) <= R:
+            out.append(mem[0])
+    return out
+
+
+def hidden_head(
+    d: Diagram,
+    ct: Contact,
+    raw: np.ndarray,
+    targets: list[GroundedNode],
+    comps: dict[int, Comp],
+    members: list[int],
+    th: float,
+    limit: float,
+    head: float,
+    ink_threshold: int,
+) -> None:
+    """A filled arrowhead landing on a node outline at a shallow angle (a blunt head on an
+    ellipse's or diamond's slanted side) lies mostly inside the masked outline band, so
+    the stroke-side test sees no head. Look again at all ink within the head window that
+    is not deep inside the node (the outline band counts): a morphological opening with
+    a square of ``w + 2`` px removes thin lines (the stroke, the outline) and keeps a
+    solid head; at least ``2 (w + 2)^2`` px surviving is a head. Nodes with a dark fill
+    are skipped (their whole band would survive)."""
+    n = targets[ct.target]
+    if n.kind in ("text", "container", "operator") or len(n.polygon) < 3:
+        return
+    shape = next((s for s in d.shapes if s.id == n.shape_id), None) if n.shape_id is not None else None
+    if shape is not None:
+        bg = background_color(d.image).astype(int)
+        if max(abs(int(f) - int(b)) for f, b in zip(shape.fill, bg, strict=True)) > ink_threshold:
+            return
+    w = float(np.median([comps[m].width for m in members]))
+    R = head_radius(head, th, limit)
+    h, wd = raw.shape
+    x0, y0 = max(0, int(ct.x - R) - 1), max(0, int(ct.y - R) - 1)
+    x1, y1 = min(wd, int(ct.x + R) + 2), min(h, int(ct.y + R) + 2)
+    if x1 - x0 < 3 or y1 - y0 < 3:
+        return
+    win = raw[y0:y1, x0:x1].copy()
+    inner = np.zeros_like(win)
+    pts = np.round(np.array(n.polygon) - np.array([x0, y0])).astype(np.int32)
+    cv2.fillPoly(inner, [pts], 1)
+    e = 2 + int(round(w))
+    inner = cv2.erode(inner, np.ones((2 * e + 1, 2 * e + 1), np.uint8))
+    yy, xx = np.mgrid[y0:y1, x0:x1]
+    win[(inner > 0) | (np.hypot(xx - ct.x, yy - ct.y) > R)] = 0
+    k = int(round(w)) + 2
+    opened = cv2.morphologyEx(win, cv2.MORPH_OPEN, np.ones((k, k), np.uint8))
+    area = int(opened.sum())
+    if area >= 2 * k * k:
+        ct.head = True
+        ct.margin = float(min(1.0, area / (2.0 * k * k) - 1.0))
+        ct.spread = max(ct.spread, float(k))
+        log.debug("contact %s at (%.0f,%.0f): hidden head, solid area %d", ct.target, ct.x, ct.y, area)
+
+
+def detected_head(
+    d: Diagram, ct: Contact, th: float, limit: float, head: float, min_conf: float, veto_margin: float
+) -> None:
+    """Fuse the Layout Detector's arrowheads with the geometric reading of one contact: a
+    detected head (score >= ``layout_min_conf``) within half a head window of the contact
+    makes it a head; with ``layout_veto_margin`` > 0 a geometric head that passed its test
+    by less than that margin and has no detection near it is dropped."""
+    R = head_radius(head, th, limit)
+    support = arrowhead_support(d.layout, ct.x, ct.y, radius=0.5 * R, min_conf=min_conf)
+    if support > 0 and not ct.head:
+        ct.head = True
+        ct.margin = support
+        ct.spread = max(ct.spread, 1.0)
+    elif support == 0 and ct.head and ct.margin < veto_margin:
+        ct.head = False
+
+
+def double_heads(cts: list[Contact]) -> None:
+    """Two "heads" on a two-contact connector: keep both only when they look alike (a
+    double-headed arrow, spreads within 1.5x), else only the wider one is a head."""
+    if len(cts) == 2 and cts[0].head and cts[1].head:
+        a, b = cts
+        big = max(a.spread, b.spread) / max(min(a.spread, b.spread), 1e-6)
+        if big > 1.5:
+            (a if a.spread < b.spread else b).head = False

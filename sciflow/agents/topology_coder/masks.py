@@ -1,0 +1,105 @@
+"""Step 1: ink and the masks that leave only connector strokes.
+
+*Ink* is every pixel whose max channel difference from the local background (the global
+background, or a container's fill inside that container) exceeds ``ink_threshold``. Node
+outlines (grown by ``node_pad`` px), every OCR line box and every container outline band
+are masked out. Acute polygon corners that the contour simplification cut off are restored
+to their apex first (:func:`cut_tips`), so a diamond's outline tip is masked with the node.
+"""
+
+from __future__ import annotations
+
+import math
+
+import cv2
+import numpy as np
+
+from sciflow.agents.diagram import Diagram, GroundedNode
+from sciflow.agents.shape_hunter import background_color, channel_difference
+
+
+def stroke_masks(
+    d: Diagram, ink_threshold: int, node_pad: int, text_pad: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[GroundedNode], np.ndarray]:
+    """``(ink, targets_map, band, targets, raw)``: the connector ink left after masking, the
+    target index + 1 of every node pixel (outline bands where no node is), the container
+    outline bands alone, the node candidates, and the unmasked ink."""
+    h, w = d.height, d.width
+    img = d.image
+    bgimg = np.empty_like(img)
+    bgimg[:] = background_color(img).astype(np.uint8)
+    targets = list(d.nodes)
+    shapes = {s.id: s for s in d.shapes}
+    conts = sorted((n for n in targets if n.kind == "container"), key=lambda n: -_area(n.bbox))
+    for c in conts:
+        s = shapes.get(c.shape_id) if c.shape_id is not None else None
+        if s is not None:
+            cv2.fillPoly(bgimg, [np.round(np.array(c.polygon)).astype(np.int32)], tuple(int(v) for v in s.fill))
+    diff = channel_difference(img, bgimg)
+    ink = (diff > ink_threshold).astype(np.uint8)
+    tmap = np.zeros((h, w), np.int32)  # target index + 1
+    band = np.zeros((h, w), np.int32)
+    for k, n in enumerate(targets):
+        pts = np.round(np.array(n.polygon)).astype(np.int32)
+        if n.kind == "container":
+            cv2.polylines(band, [pts], True, k + 1, thickness=2 * node_pad + 3)
+        else:
+            pad = text_pad if n.kind == "text" else node_pad
+            cv2.fillPoly(tmap, [pts], k + 1)
+            cv2.polylines(tmap, [pts], True, k + 1, thickness=2 * pad + 1)
+    th = d.text_height()
+    for k, n in enumerate(targets):
+        if n.kind in ("container", "text"):
+            continue
+        # outline tips cut off by the contour simplification stay ink otherwise and look
+        # like arrowheads or attach passing strokes
+        for tri in cut_tips(n.polygon, th):
+            cv2.fillPoly(tmap, [np.round(np.array(tri)).astype(np.int32)], k + 1)
+    masked = (tmap > 0) | (band > 0)
+    for t in d.text_lines:
+        x0, y0, x1, y1 = (int(round(v)) for v in t.bbox)
+        p = text_pad
+        masked[max(0, y0 - p) : y1 + p, max(0, x0 - p) : x1 + p] = True
+    raw = ink.copy()
+    ink[masked] = 0
+    both = np.where(tmap > 0, tmap, band)
+    return ink, both, band, targets, raw
+
+
+def _area(b: tuple[float, ...]) -> float:
+    return (b[2] - b[0]) * (b[3] - b[1])
+
+
+def cut_tips(poly: tuple[tuple[float, float], ...], th: float) -> list[list[tuple[float, float]]]:
+    """Triangles restoring acute polygon corners that a simplified contour cut off: for a
+    short edge (at most ``0.5 th``) whose two neighbouring edges converge outwards at an
+    acute angle (< 75 degrees) within ``th`` of it, the triangle between the short edge and
+    the apex where the neighbours meet (a diamond's or triangle's tip)."""
+    pts = [np.asarray(p, float) for p in poly]
+    n = len(pts)
+    out: list[list[tuple[float, float]]] = []
+    if n < 4:
+        return out
+    for i in range(n):
+        a, b = pts[i], pts[(i + 1) % n]
+        if float(np.hypot(*(b - a))) > max(3.0, 0.5 * th):
+            continue
+        pa, nb = pts[(i - 1) % n], pts[(i + 2) % n]
+        da, db = a - pa, b - nb  # directions running into the short edge from both sides
+        la, lb = float(np.hypot(*da)), float(np.hypot(*db))
+        if la < 1e-6 or lb < 1e-6:
+            continue
+        da, db = da / la, db / lb
+        cos_apex = float(da @ db)  # both run towards the apex
+        if cos_apex < math.cos(math.radians(75)):
+            continue
+        # apex: a + s da = b + t db
+        m = np.array([[da[0], -db[0]], [da[1], -db[1]]])
+        if abs(float(np.linalg.det(m))) < 1e-6:
+            continue
+        s_, t_ = np.linalg.solve(m, b - a)
+        if s_ <= 0 or t_ <= 0 or s_ > th or t_ > th:
+            continue
+        apex = a + s_ * da
+        out.append([(float(a[0]), float(a[1])), (float(apex[0]), float(apex[1])), (float(b[0]), float(b[1]))])
+    return out

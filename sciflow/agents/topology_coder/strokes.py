@@ -1,0 +1,155 @@
+"""The ``strokes`` backend: the steps of the package docstring, in order.
+
+:class:`StrokeTopology` holds the parameters and runs the steps, each a plain function of
+its own module: masks (:mod:`.masks`), pieces (:mod:`.components`), dash bridging
+(:mod:`.dashes`), contacts and attachment (:mod:`.attach`), container borders
+(:mod:`.frames`), strokes under free text (:mod:`.underpass`), arrowheads (:mod:`.heads`),
+edges (:mod:`.edges`, :mod:`.reach`) and edge labels (:mod:`.labels`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import numpy as np
+
+from sciflow.agents.diagram import Diagram, EdgeEvidence, GroundedNode, Stroke
+from sciflow.agents.topology_coder.attach import (
+    Contact,
+    extend_dangling,
+    find_contacts,
+    merge_same_target,
+    nearest_targets,
+    shapes_win,
+)
+from sciflow.agents.topology_coder.components import Comp, ink_components, union_find
+from sciflow.agents.topology_coder.dashes import bridge_dashes
+from sciflow.agents.topology_coder.edges import connector_edges, plain_to_operators
+from sciflow.agents.topology_coder.frames import bridge_containers, retarget_container_ends
+from sciflow.agents.topology_coder.heads import arrowhead, detected_head, double_heads, hidden_head, loose_pieces
+from sciflow.agents.topology_coder.labels import edge_labels
+from sciflow.agents.topology_coder.masks import stroke_masks
+from sciflow.agents.topology_coder.reach import reachability
+from sciflow.agents.topology_coder.underpass import bridge_text
+
+
+class StrokeTopology:
+    """The stroke-tracing topology of the package docstring."""
+
+    def __init__(self, params: Mapping[str, Any]):
+        p = dict(params)
+        self.params = p
+        self.ink_threshold = int(p.get("ink_threshold", 60))
+        self.node_pad = int(p.get("node_pad", 1))
+        self.text_pad = int(p.get("text_pad", 1))
+        self.contact = float(p.get("contact", 0.45))
+        self.head = float(p.get("head", 0.9))
+        self.dash_gap = float(p.get("dash_gap", 0.6))
+        self.dash_gap_min = float(p.get("dash_gap_min", 6))
+        self.label_dist = float(p.get("label_dist", 1.5))
+        self.extend = float(p.get("extend", 1.5))
+        self.layout_min_conf = float(p.get("layout_min_conf", 0.5))
+        self.layout_veto_margin = float(p.get("layout_veto_margin", 0.0))
+
+    def fingerprint(self) -> dict[str, Any]:
+        return {"backend": "strokes"}
+
+    def trace(self, d: Diagram) -> None:
+        """Fill ``d.strokes`` and ``d.edges``."""
+        th = d.text_height()
+        ink, tmap, _band, targets, raw = stroke_masks(d, self.ink_threshold, self.node_pad, self.text_pad)
+        labels, comps = ink_components(ink)
+        if not comps:
+            d.strokes, d.edges = [], []
+            return
+        # distance to / identity of the nearest target pixel
+        near = nearest_targets(tmap)
+        if near is None:
+            d.strokes, d.edges = [], []
+            return
+        dist, nearest = near
+        r_contact = max(4.0, self.contact * th)
+        contacts: list[Contact] = []
+        for c in comps.values():
+            contacts.extend(find_contacts(c, dist, nearest, r_contact, th, targets))
+        # union-find over components: dashes and container crossings
+        parent, find = union_find(comps)
+        bridges: list[tuple[float, float, float, float]] = []  # gaps joined, for path tracing
+        gap = max(self.dash_gap_min, self.dash_gap * th)
+        dashed_groups = bridge_dashes(comps, gap, find, parent, labels, bridges)
+        band_w = 2 * self.node_pad + 3
+        contacts = bridge_containers(contacts, targets, band_w, r_contact, find, parent, bridges)
+        contacts = bridge_text(contacts, comps, targets, th, self.head, find, parent, bridges)
+        contacts = retarget_container_ends(contacts, targets, th)
+        groups: dict[int, list[int]] = {}
+        for i in sorted(comps):
+            groups.setdefault(find(i), []).append(i)
+        by_group: dict[int, list[Contact]] = {}
+        for ct in contacts:
+            by_group.setdefault(find(ct.comp), []).append(ct)
+        extend_dangling(groups, by_group, comps, dist, nearest, targets, r_contact, self.extend * th)
+        strokes: list[Stroke] = []
+        edges: list[EdgeEvidence] = []
+        gid_of_stroke: dict[int, int] = {}
+        for g in sorted(groups):
+            members = groups[g]
+            cts = merge_same_target(by_group.get(g, []))
+            cts = shapes_win(cts, targets, th, self.head)
+            self._read_heads(d, cts, members, comps, groups, find, raw, targets, th)
+            style = "solid"
+            if g in dashed_groups:
+                style = dashed_groups[g]
+            sid = len(strokes)
+            xs0 = min(comps[m].x0 for m in members)
+            ys0 = min(comps[m].y0 for m in members)
+            xs1 = max(comps[m].x0 + comps[m].mask.shape[1] for m in members)
+            ys1 = max(comps[m].y0 + comps[m].mask.shape[0] for m in members)
+            width = float(np.median([comps[m].width for m in members]))
+            if not cts:
+                continue
+            strokes.append(
+                Stroke(
+                    sid,
+                    tuple((ct.x, ct.y) for ct in cts),
+                    tuple((targets[ct.target].id, ct.x, ct.y, ct.head) for ct in cts),
+                    style,
+                    width,
+                    (float(xs0), float(ys0), float(xs1), float(ys1)),
+                )
+            )
+            gid_of_stroke[sid] = g
+            reach = None
+            if len(cts) >= 3 and any(c.head for c in cts) and not all(c.head for c in cts):
+                reach = reachability(cts, [comps[m] for m in members], bridges, width, th)
+            edges.extend(connector_edges(cts, targets, style, sid, reach))
+        edges = plain_to_operators(strokes, edges, targets)
+        edge_labels(edges, labels, groups, gid_of_stroke, self.label_dist, th, targets)
+        d.strokes = strokes
+        d.edges = edges
+
+    def _read_heads(
+        self,
+        d: Diagram,
+        cts: list[Contact],
+        members: list[int],
+        comps: dict[int, Comp],
+        groups: dict[int, list[int]],
+        find: Callable[[int], int],
+        raw: np.ndarray,
+        targets: list[GroundedNode],
+        th: float,
+    ) -> None:
+        """Decide which of one connector's contacts ``cts`` carry an arrowhead."""
+        for ct in cts:
+            # the head window never reaches past half-way to the nearest other contact
+            others = [math.hypot(o.x - ct.x, o.y - ct.y) for o in cts if o is not ct]
+            limit = 0.45 * min(others) if others else math.inf
+            pieces = members + loose_pieces(ct, comps, groups, find, th, self.head)
+            arrowhead(ct, comps, pieces, th, self.head, limit)
+            if not ct.head:
+                hidden_head(d, ct, raw, targets, comps, members, th, limit, self.head, self.ink_threshold)
+            if d.layout:
+                detected_head(d, ct, th, limit, self.head, self.layout_min_conf, self.layout_veto_margin)
+        double_heads(cts)
