@@ -1,12 +1,15 @@
 """Parser benchmark on synthetic diagrams with exact ground truth, plus the real dev figures.
 
-    .venv/bin/python benchmarks/bench_parse.py --n 60 --seed 0
+    .venv/bin/python benchmarks/bench_parse.py --n 200 --seed 7 [--styles graphviz,pillow,mermaid,paper]
     .venv/bin/python benchmarks/bench_parse.py --n 60 --seed 0 --config benchmarks/configs/detector.toml
 
-Renders ``--n`` diagrams per style (Graphviz, Pillow), parses each with one Parser and
-prints node and edge precision/recall/F1 per bucket (style x splines/route, rankdir) and
-overall, median/p90 seconds per agent, then node/edge F1 on
-``/work/shared/dev-data/realfig`` (or ``--realfig DIR``).
+Renders ``--n`` diagrams per style (:mod:`sciflow.bench.synth.styles`; the browser styles in one
+Chromium kept open), parses each with one Parser and prints node and edge precision/recall/F1
+(pooled over the items) per style, per knob bucket (``style/knob=value``: every knob of the
+browser styles, splines/route and rankdir of the others) and overall, each F1 with a seeded
+95% bootstrap interval over items; median/p90 seconds per agent; then, on the real dev figures
+(``/work/shared/dev-data/realfig`` or ``--realfig DIR``), each figure's scores and the
+**macro** node and edge F1 over all of them with bootstrap intervals.
 
 Matching (deliberately independent of sciflow.metrics): a predicted node matches a truth
 node with the same label after lower-casing and collapsing whitespace (one-to-one, in order);
@@ -59,10 +62,50 @@ def prf(tp: int, npred: int, ntruth: int) -> tuple[float, float, float]:
     return p, r, f
 
 
-def report(name: str, c: list[int]) -> str:
+def pooled_f1(rows: list[list[int]]) -> tuple[float, float]:
+    c = [sum(col) for col in zip(*rows, strict=True)] if rows else [0] * 7
+    return prf(c[0], c[1], c[2])[2], prf(c[3], c[4], c[5])[2]
+
+
+def bootstrap(rows: list[list[int]], stat, n_boot: int = 1000, seed: int = 0) -> list[tuple[float, float]]:
+    """95% percentile intervals of each value of ``stat(rows)`` over items resampled with replacement."""
+    rng = np.random.default_rng(seed)
+    k = len(rows)
+    if k == 0:
+        return []
+    draws = np.array([stat([rows[i] for i in rng.integers(0, k, k)]) for _ in range(n_boot)])
+    return [(float(np.percentile(draws[:, j], 2.5)), float(np.percentile(draws[:, j], 97.5)))
+            for j in range(draws.shape[1])]
+
+
+def report(name: str, rows: list[list[int]]) -> str:
+    c = [sum(col) for col in zip(*rows, strict=True)]
     np_, nr, nf = prf(c[0], c[1], c[2])
     ep, er, ef = prf(c[3], c[4], c[5])
-    return f"{name:<34} n={c[6]:>4}  node P/R/F1 {np_:.3f}/{nr:.3f}/{nf:.3f}   edge P/R/F1 {ep:.3f}/{er:.3f}/{ef:.3f}"
+    (nlo, nhi), (elo, ehi) = bootstrap(rows, pooled_f1)
+    return (f"{name:<40} n={len(rows):>4}  node P/R/F1 {np_:.3f}/{nr:.3f}/{nf:.3f} [{nlo:.3f}, {nhi:.3f}]   "
+            f"edge P/R/F1 {ep:.3f}/{er:.3f}/{ef:.3f} [{elo:.3f}, {ehi:.3f}]")
+
+
+def knob_buckets(style: str, d) -> list[str]:
+    """Bucket names of one item: the style, and style/knob=value for each recorded knob."""
+    out = [style]
+    knobs = dict(d.knobs) or {k: d.meta[k] for k in ("splines", "route", "rankdir") if d.meta.get(k) is not None}
+    for k, v in sorted(knobs.items()):
+        if isinstance(v, (bool, int, float, str)) and not (isinstance(v, float) and not v.is_integer()):
+            out.append(f"{style}/{k}={v}")
+    return out
+
+
+def realfig_items(root: Path) -> list[tuple[str, Path, Path]]:
+    """(name, image, graph.json) of every figure folder (image.png, .jpg, .jpeg or .webp)."""
+    items = []
+    for d in sorted(p for p in root.iterdir() if p.is_dir()):
+        image = next((d / f"image{ext}" for ext in (".png", ".jpg", ".jpeg", ".webp") if (d / f"image{ext}").is_file()),
+                     None)
+        if image is not None and (d / "graph.json").is_file():
+            items.append((d.name, image, d / "graph.json"))
+    return items
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -71,25 +114,31 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--styles", default="graphviz,pillow")
     ap.add_argument("--realfig", type=Path, default=Path("/work/shared/dev-data/realfig"))
+    ap.add_argument("--no-realfig", action="store_true")
     ap.add_argument("--show-errors", action="store_true")
     ap.add_argument("--config", type=Path, default=None, help="a sciflow config TOML (e.g. another layout backend)")
+    ap.add_argument("--out", type=Path, default=None, help="write every item's counts and knobs to this JSON file")
     args = ap.parse_args(argv)
     logging.basicConfig(level=logging.ERROR)
-    from sciflow.bench.synth import graphviz_render, pillow_render
+    from sciflow.bench.synth.browser import Browser
+    from sciflow.bench.synth.styles import STYLES, make_item
 
-    gens = {"graphviz": graphviz_render.generate, "pillow": pillow_render.generate}
     parser = Parser(load_config(args.config) if args.config else None)
     print(f"parser backends: {parser.backends}", file=sys.stderr)
-    buckets: dict[str, list[int]] = defaultdict(lambda: [0] * 7)
+    buckets: dict[str, list[list[int]]] = defaultdict(list)
     timings: dict[str, list[float]] = defaultdict(list)
     per_kpx: list[float] = []
+    dump: list[dict] = []
+    browser = None
     for style in args.styles.split(","):
+        if STYLES[style][1] and browser is None:
+            browser = Browser()
         for i in range(args.n):
             seed = args.seed * 100003 + i
             if i % 20 == 0:
                 print(f"[{style} {i}/{args.n}]", file=sys.stderr, flush=True)
             try:
-                d = gens[style](seed)
+                d = make_item(style, seed, browser)
             except Exception as exc:  # noqa: BLE001 - a renderer failure skips one diagram
                 print(f"  skipped {style} seed={seed}: {exc}", file=sys.stderr)
                 continue
@@ -101,30 +150,50 @@ def main(argv: list[str] | None = None) -> int:
             for k, v in res.timings.items():
                 timings[k].append(v)
             c = list(match_counts(res.graph, d.graph)) + [1]
-            sub = d.meta.get("splines") or d.meta.get("route")
-            for b in (style, f"{style}/{sub}", f"{style}/{d.meta.get('rankdir')}", "overall"):
-                buckets[b] = [x + y for x, y in zip(buckets[b], c, strict=True)]
+            for b in [*knob_buckets(style, d), "overall"]:
+                buckets[b].append(c)
+            dump.append({"style": style, "seed": seed, "counts": c[:6], "knobs": d.knobs or d.meta})
             if args.show_errors and (c[0] < c[2] or c[3] < c[5] or c[1] > c[0] or c[4] > c[3]):
                 print(f"  {style} seed={seed} {d.image.shape[:2]} counts={c[:6]}")
-    print(f"== synthetic diagrams (--n {args.n} per style, --seed {args.seed})")
-    for name in sorted(buckets, key=lambda b: (b == "overall", b)):
+    if browser is not None:
+        browser.close()
+    print(f"== synthetic diagrams (--n {args.n} per style, --seed {args.seed}; F1 [95% bootstrap interval])")
+    for name in sorted(buckets, key=lambda b: (b == "overall", b.count("/"), b)):
         print(report(name, buckets[name]))
     print("== seconds per image (median / p90)")
     for k, v in timings.items() if per_kpx else ():
         print(f"{k:<18} {statistics.median(v):.3f} / {float(np.percentile(v, 90)):.3f}")
     if per_kpx:
         print(f"{'total per 1000px':<18} {statistics.median(per_kpx):.3f} / {float(np.percentile(per_kpx, 90)):.3f}")
-    if args.realfig.is_dir():
-        print("== real figures")
-        for d in sorted(p for p in args.realfig.iterdir() if (p / "image.png").is_file()):
-            import warnings
+    if args.realfig.is_dir() and not args.no_realfig:
+        import warnings
 
+        print("== real figures (strict labels, strict directed edges)")
+        rows = []
+        for name, image, graph in realfig_items(args.realfig):
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                truth = load_graph(d / "graph.json")
-            res = parser(d / "image.png", item_id=d.name)
+                truth = load_graph(graph)
+            res = parser(image, item_id=name)
             c = list(match_counts(res.graph, truth)) + [1]
-            print(report(d.name, c), f"  ({sum(res.timings.values()):.2f}s)")
+            rows.append(c)
+            n3, e3 = prf(c[0], c[1], c[2]), prf(c[3], c[4], c[5])
+            print(f"{name:<40} node P/R/F1 {n3[0]:.3f}/{n3[1]:.3f}/{n3[2]:.3f}   "
+                  f"edge P/R/F1 {e3[0]:.3f}/{e3[1]:.3f}/{e3[2]:.3f}  ({sum(res.timings.values()):.2f}s)")
+            dump.append({"style": "realfig", "item": name, "counts": c[:6]})
+
+        def macro(rs: list[list[int]]) -> tuple[float, float]:
+            return (float(np.mean([prf(r[0], r[1], r[2])[2] for r in rs])),
+                    float(np.mean([prf(r[3], r[4], r[5])[2] for r in rs])))
+
+        node_f1, edge_f1 = macro(rows)
+        (nlo, nhi), (elo, ehi) = bootstrap(rows, macro)
+        print(f"macro over {len(rows)} real figures: node F1 {node_f1:.3f} [{nlo:.3f}, {nhi:.3f}]  "
+              f"edge F1 {edge_f1:.3f} [{elo:.3f}, {ehi:.3f}]")
+    if args.out:
+        import json
+
+        args.out.write_text(json.dumps(dump, indent=1, default=str))
     return 0
 
 
