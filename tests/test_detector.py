@@ -322,3 +322,14 @@ def test_shipped_detector_finds_nodes_and_arrowheads_on_a_clean_render():
     for cls in ("node", "arrowhead", "text"):
         tp, npred, ntruth = totals[cls]
         assert tp >= 0.8 * ntruth and tp >= 0.8 * npred, (cls, totals[cls])
+
+
+def test_style_shares_choose_the_renderer(tmp_path):
+    from sciflow.bench.detector.dataset import parse_shares, write_dataset
+
+    assert parse_shares("graphviz=1,pillow=3") == {"graphviz": 0.25, "pillow": 0.75}
+    with pytest.raises(ValueError, match="expected STYLE=SHARE"):
+        parse_shares("dalle=1")
+    summary = write_dataset(tmp_path / "pil", 3, seed=2, shares=parse_shares("pillow=1"))
+    assert summary["styles"] == {"pillow": 3}
+    assert summary["style_shares"] == {"pillow": 1.0}

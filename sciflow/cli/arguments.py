@@ -183,6 +183,9 @@ def build_parser() -> argparse.ArgumentParser:
     dd.add_argument("--val-fraction", type=float, default=0.1)
     dd.add_argument("--tile", type=int, default=640, help="side of the square training tiles (= train --imgsz)")
     dd.add_argument("--text-px", type=float, default=20.0, help="text line height the renders are scaled to")
+    dd.add_argument("--styles", default="graphviz=0.6,pillow=0.4",
+                    help="share of each style, e.g. graphviz=0.4,pillow=0.2,mermaid=0.2,paper=0.2 "
+                         "(default graphviz=0.6,pillow=0.4; mermaid and paper draw in Chromium)")
     dd.set_defaults(func=cmd_detector_dataset)
     dt = dsub.add_parser("train", help="train the detector from scratch (needs the `detector` extra)")
     dt.add_argument("--data", type=Path, required=True, help="a dataset folder (its data.yaml)")

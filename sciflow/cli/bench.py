@@ -56,13 +56,18 @@ def cmd_perturb(args: argparse.Namespace) -> int:
 
 
 def cmd_detector_dataset(args: argparse.Namespace) -> int:
-    from sciflow.bench.detector.dataset import write_dataset
+    from sciflow.bench.detector.dataset import parse_shares, write_dataset
 
+    try:
+        shares = parse_shares(args.styles)
+    except ValueError as exc:
+        err_console.print(f"[red]error:[/red] {exc}")
+        return 2
     with _progress("rendering") as progress:
         task = progress.add_task("", total=args.n)
         summary = write_dataset(
             args.out, args.n, seed=args.seed, val_fraction=args.val_fraction, tile=args.tile, text_px=args.text_px,
-            progress=lambda k: progress.update(task, completed=k),
+            progress=lambda k: progress.update(task, completed=k), shares=shares,
         )
     console.print_json(json.dumps({k: summary[k] for k in ("images", "boxes", "styles")}))
     console.print(f"dataset written to {args.out}/ (data.yaml, dataset.json)")

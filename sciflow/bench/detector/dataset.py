@@ -39,6 +39,10 @@ log = logging.getLogger(__name__)
 
 #: Graphviz share of the items (the rest are drawn with Pillow)
 GRAPHVIZ_SHARE = 0.6
+#: the default share of each style (``sciflow detector dataset --styles``); the order fixes
+#: which draw of the item's generator picks which style
+DEFAULT_SHARES: dict[str, float] = {"graphviz": GRAPHVIZ_SHARE, "pillow": 1 - GRAPHVIZ_SHARE}
+STYLE_ORDER = ("graphviz", "pillow", "mermaid", "paper")
 MIN_BOX_PX = 2.0
 #: arrowhead boxes are squares of at least this x the text height (see :func:`pad_arrowheads`)
 ARROWHEAD_SIDE = 1.2
@@ -114,13 +118,55 @@ def text_height(boxes: list[tuple[str, Box]]) -> float | None:
     return float(np.percentile(hs, 25)) if hs else None
 
 
-def render_item(seed: int, augmented: bool = True) -> DetectorItem:
+def parse_shares(text: str) -> dict[str, float]:
+    """``"graphviz=0.4,pillow=0.2,mermaid=0.2,paper=0.2"`` -> shares (normalised to sum 1).
+
+    >>> parse_shares("graphviz=3,paper=1")
+    {'graphviz': 0.75, 'paper': 0.25}
+    """
+    shares: dict[str, float] = {}
+    for part in text.split(","):
+        name, sep, value = part.strip().partition("=")
+        if not sep or name not in STYLE_ORDER:
+            raise ValueError(f"--styles {text!r}: expected STYLE=SHARE,... with styles from {', '.join(STYLE_ORDER)}")
+        shares[name] = float(value)
+    total = sum(shares.values())
+    if total <= 0 or any(v < 0 for v in shares.values()):
+        raise ValueError(f"--styles {text!r}: shares must be >= 0 and not all 0")
+    return {k: v / total for k, v in shares.items()}
+
+
+def _pick_style(rng: random.Random, shares: dict[str, float]) -> str:
+    r, acc = rng.random(), 0.0
+    styles = [s for s in STYLE_ORDER if shares.get(s, 0) > 0]
+    for style in styles:
+        acc += shares[style]
+        if r < acc:
+            return style
+    return styles[-1]
+
+
+def _render_browser(style: str, rng: random.Random, browser: Any) -> tuple[np.ndarray, list[tuple[str, Box]]]:
+    from sciflow.bench.synth.styles import make_item
+
+    d = make_item(style, rng.randrange(2**31), browser)
+    return d.image, list(d.elements)
+
+
+def render_item(seed: int, augmented: bool = True, shares: dict[str, float] | None = None,
+                browser: Any = None) -> DetectorItem:
     """One diagram from ``seed`` (deterministic) at its native resolution, with its exact
-    element boxes; augmented unless ``augmented`` is False."""
+    element boxes; augmented unless ``augmented`` is False. ``shares`` (default
+    :data:`DEFAULT_SHARES`) chooses the style; the browser styles draw in ``browser``."""
     rng = random.Random(seed)
     name = f"det-{seed}"
-    style = "graphviz" if rng.random() < GRAPHVIZ_SHARE else "pillow"
-    image, boxes = (_render_graphviz if style == "graphviz" else _render_pillow)(rng, name)
+    style = _pick_style(rng, shares or DEFAULT_SHARES)
+    if style == "graphviz":
+        image, boxes = _render_graphviz(rng, name)
+    elif style == "pillow":
+        image, boxes = _render_pillow(rng, name)
+    else:
+        image, boxes = _render_browser(style, rng, browser)
     applied: list[str] = []
     if augmented:
         image, boxes, applied = augment(image, boxes, rng)
@@ -190,11 +236,13 @@ def write_dataset(
     tile: int = 640,
     text_px: float = 20.0,
     progress: Callable[[int], None] | None = None,
+    shares: dict[str, float] | None = None,
 ) -> dict[str, Any]:
     """Write ``n`` items to ``out`` (item ``i`` rendered from seed ``seed * 1_000_003 + i``;
     every ``round(1 / val_fraction)``-th item goes to ``val``). Lossy-augmented items are
     stored as JPEG (the bytes that were augmented), the rest as PNG. Returns the summary
-    also written to ``dataset.json``."""
+    also written to ``dataset.json``. ``shares`` is the share of each style (default
+    :data:`DEFAULT_SHARES`; the browser styles open one Chromium for the whole dataset)."""
     if n < 2:
         raise ValueError("a detector dataset needs at least 2 items (one for validation)")
     out = Path(out)
@@ -206,10 +254,46 @@ def write_dataset(
     for split in ("train", "val"):
         (out / "images" / split).mkdir(parents=True, exist_ok=True)
         (out / "labels" / split).mkdir(parents=True, exist_ok=True)
+    shares = shares or DEFAULT_SHARES
+    browser = None
+    if any(shares.get(s, 0) > 0 for s in ("mermaid", "paper")):
+        from sciflow.bench.synth.browser import Browser
+
+        browser = Browser()
+    try:
+        _write_items(out, n, seed, every, tile, text_px, progress, shares, browser, counts, sizes, styles, augs)
+    finally:
+        if browser is not None:
+            browser.close()
+    names = "\n".join(f"  {i}: {c}" for i, c in enumerate(CLASSES))
+    (out / "data.yaml").write_text(f"path: {out.resolve()}\ntrain: images/train\nval: images/val\nnames:\n{names}\n")
+    summary = {
+        "n": n,
+        "seed": seed,
+        "val_fraction": val_fraction,
+        "tile": tile,
+        "text_px": text_px,
+        "classes": list(CLASSES),
+        "images": dict(sizes),
+        "boxes": {s: {c: counts[s][c] for c in CLASSES} for s in counts},
+        "styles": dict(styles),
+        "style_shares": {k: round(v, 6) for k, v in shares.items()},
+        "augmentations": dict(sorted(augs.items())),
+    }
+    (out / "dataset.json").write_text(json.dumps(summary, indent=2) + "\n")
+    log.info("detector dataset: %d images in %s", n, out)
+    return summary
+
+
+def _write_items(out: Path, n: int, seed: int, every: int, tile: int, text_px: float,
+                 progress: Callable[[int], None] | None, shares: dict[str, float], browser: Any,
+                 counts: dict[str, Counter[str]], sizes: Counter[str], styles: Counter[str],
+                 augs: Counter[str]) -> None:
     for i in range(n):
         split = "val" if every and i % every == 0 else "train"
         item_seed = seed * 1_000_003 + i
-        item = training_tile(render_item(item_seed, augmented=False), item_seed, tile=tile, text_px=text_px)
+        item = training_tile(render_item(item_seed, augmented=False, shares=shares, browser=browser), item_seed,
+                             tile=tile, text_px=text_px)
         h, w = item.image.shape[:2]
         ext = "jpg" if "jpeg" in item.augmentations else "png"
         img = Image.fromarray(item.image)
@@ -224,20 +308,3 @@ def write_dataset(
         augs.update(item.augmentations)
         if progress is not None:
             progress(i + 1)
-    names = "\n".join(f"  {i}: {c}" for i, c in enumerate(CLASSES))
-    (out / "data.yaml").write_text(f"path: {out.resolve()}\ntrain: images/train\nval: images/val\nnames:\n{names}\n")
-    summary = {
-        "n": n,
-        "seed": seed,
-        "val_fraction": val_fraction,
-        "tile": tile,
-        "text_px": text_px,
-        "classes": list(CLASSES),
-        "images": dict(sizes),
-        "boxes": {s: {c: counts[s][c] for c in CLASSES} for s in counts},
-        "styles": dict(styles),
-        "augmentations": dict(sorted(augs.items())),
-    }
-    (out / "dataset.json").write_text(json.dumps(summary, indent=2) + "\n")
-    log.info("detector dataset: %d images in %s", n, out)
-    return summary
