@@ -11,6 +11,7 @@ geometry the page measured with the browser's own layout: ``getBoundingClientRec
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 import os
@@ -71,10 +72,8 @@ class Browser:
     def close(self) -> None:
         for obj, meth in ((self._browser, "close"), (self._pw, "stop")):
             if obj is not None:
-                try:
+                with contextlib.suppress(Exception):  # closing a dead browser must not raise
                     getattr(obj, meth)()
-                except Exception:  # noqa: BLE001 - closing a dead browser must not raise
-                    pass
         self._pw = self._browser = self._page = None
 
     def render(self, html: str, width: int, height: int, selector: str | None = None) -> tuple[np.ndarray, Any]:
