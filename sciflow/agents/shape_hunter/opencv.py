@@ -1,0 +1,120 @@
+"""The ``opencv`` backend (steps 1-5, 8, 9 of the package docstring): edge-bounded regions.
+
+:class:`OpenCVShapes` holds the parameters and the region pass (steps 1-3); the fragment
+merging and classification steps (4-5) are :class:`~sciflow.agents.shape_hunter.opencv_regions.RegionSteps`,
+the frames and pictures (8-9) :class:`~sciflow.agents.shape_hunter.opencv_frames.FrameSteps`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import cv2
+import numpy as np
+
+from sciflow.agents.diagram import Shape, TextBox
+from sciflow.agents.shape_hunter.base import BACKENDS, ShapeBackend
+from sciflow.agents.shape_hunter.boxes import _inside_frac, _iou
+from sciflow.agents.shape_hunter.ink import background_color
+from sciflow.agents.shape_hunter.masks import _fill_holes
+from sciflow.agents.shape_hunter.opencv_frames import FrameSteps
+from sciflow.agents.shape_hunter.opencv_regions import RegionSteps
+
+
+@BACKENDS.register("opencv")
+class OpenCVShapes(FrameSteps, RegionSteps, ShapeBackend):
+    """Edge-bounded regions, fragment merging and contour classification (package docstring)."""
+
+    def __init__(self, params: Mapping[str, Any]):
+        super().__init__(params)
+        p = self.params
+        self.canny_low = int(p.get("canny_low", 20))
+        self.canny_high = int(p.get("canny_high", 50))
+        self.min_area = float(p.get("min_area", 150))
+        self.min_side = float(p.get("min_side", 8))
+        self.text_overlap = float(p.get("text_overlap", 0.6))
+        self.min_solidity = float(p.get("min_solidity", 0.8))
+        self.min_solidity_bg = float(p.get("min_solidity_bg", 0.9))
+        self.color_tol = float(p.get("color_tol", 14))
+        self.merge_gap = int(p.get("merge_gap", 9))
+        self.surround_frac = float(p.get("surround_frac", 0.75))
+        self.frame_len = float(p.get("frame_len", 3.0))
+
+    def fingerprint(self) -> dict[str, Any]:
+        return {"backend": "opencv", "opencv": cv2.__version__}
+
+    def barriers(self, image: np.ndarray) -> np.ndarray:
+        edges = np.zeros(image.shape[:2], np.uint8)
+        for c in range(3):
+            edges |= cv2.Canny(image[:, :, c], self.canny_low, self.canny_high)
+        return cv2.dilate(edges, np.ones((3, 3), np.uint8))
+
+    def find(self, image: np.ndarray, text_lines: list[TextBox]) -> list[Shape]:
+        bg = background_color(image)
+        barrier = self.barriers(image)
+        if not text_lines:
+            return self._add_frames(self._regions(image, bg, barrier, text_lines), image, bg, text_lines)
+        # glyph edges are not outlines. Pass A drops barrier pieces lying wholly inside an OCR
+        # line box; pass B (for labels packed tightly in their shape, whose glyph edges touch
+        # the outline) clears each line box shrunk by max(2, 0.15 h) px.
+        nb, blab, bst, _ = cv2.connectedComponentsWithStats(barrier, connectivity=8)
+        bx0, by0 = bst[:, 0], bst[:, 1]
+        bx1, by1 = bx0 + bst[:, 2], by0 + bst[:, 3]
+        glyph = np.zeros(nb, bool)
+        for t in text_lines:
+            x0, y0, x1, y1 = t.bbox
+            glyph |= (bx0 >= x0 - 2) & (by0 >= y0 - 2) & (bx1 <= x1 + 2) & (by1 <= y1 + 2)
+        glyph[0] = False
+        barrier_a = np.where(glyph[blab], 0, barrier).astype(np.uint8)
+        barrier_b = barrier_a.copy()
+        for t in text_lines:
+            x0, y0, x1, y1 = t.bbox
+            m = max(2.0, 0.15 * (y1 - y0))
+            xa, ya, xb, yb = int(np.ceil(x0 + m)), int(np.ceil(y0 + m)), int(x1 - m), int(y1 - m)
+            if xb > xa and yb > ya:
+                barrier_b[max(0, ya) : max(0, yb), max(0, xa) : max(0, xb)] = 0
+        found = self._regions(image, bg, barrier_a, text_lines)
+        for sb in self._regions(image, bg, barrier_b, text_lines):
+            if any(_iou(sb.bbox, sa.bbox) > 0.5 or _inside_frac(sa.bbox, sb.bbox) > 0.9 for sa in found):
+                continue
+            found.append(sb)
+        found = self._add_blobs(found, image, bg, text_lines)
+        return self._add_frames(found, image, bg, text_lines)
+
+    def _regions(
+        self, image: np.ndarray, bg: np.ndarray, barrier: np.ndarray, text_lines: list[TextBox]
+    ) -> list[Shape]:
+        h, w = image.shape[:2]
+        n, labels, stats, _ = cv2.connectedComponentsWithStats((barrier == 0).astype(np.uint8), connectivity=4)
+        text_boxes = [t.bbox for t in text_lines]
+        cands: dict[int, dict[str, Any]] = {}
+        for i in range(1, n):
+            x, y, bw, bh, area = (int(v) for v in stats[i])
+            if area < self.min_area or bw < self.min_side or bh < self.min_side:
+                continue
+            if x == 0 or y == 0 or x + bw >= w or y + bh >= h:
+                continue
+            if any(
+                _inside_frac((x, y, x + bw, y + bh), tb) > self.text_overlap and max(bw, bh) < 1.5 * (tb[3] - tb[1])
+                for tb in text_boxes
+            ):
+                continue  # a letter's counter (o, e, D ...), not a shape
+            mask = (labels[y : y + bh, x : x + bw] == i).astype(np.uint8)
+            filled = _fill_holes(mask)
+            farea = float(filled.sum())
+            cnts, _ = cv2.findContours(filled, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
+            hull = float(cv2.contourArea(cv2.convexHull(max(cnts, key=cv2.contourArea)))) if cnts else 0.0
+            if farea / max(hull, 1.0) < self.min_solidity:  # regions enclosed by connectors
+                continue
+            if mask.sum() < 0.35 * farea:
+                dtm = cv2.distanceTransform(np.pad(mask, 1), cv2.DIST_L2, 3).max()
+                if dtm < 4.0:  # the band inside a thick outline, not a shape
+                    continue
+            pix = image[y : y + bh, x : x + bw][mask > 0]
+            color = np.median(pix, axis=0)
+            # colour noise (JPEG, gradients): the 75th percentile of the pixels' deviation from the median
+            noise = float(np.percentile(np.abs(pix.astype(np.int16) - color.astype(np.int16)).max(axis=1), 75))
+            cands[i] = {"box": (x, y, x + bw, y + bh), "mask": mask, "color": color, "area": farea, "noise": noise}
+        groups = self._merge(cands, labels, bg)
+        return self._finish(groups, cands, image, bg, barrier, text_lines)

@@ -1,0 +1,138 @@
+"""Steps 8-9 of the ``opencv`` backend: shapes found in the ink rather than as regions:
+rectangular frames assembled from long straight runs (containers cut by connectors) and
+pictures (solid blobs and photos)."""
+
+from __future__ import annotations
+
+import cv2
+import numpy as np
+
+from sciflow.agents.diagram import BBox, Shape, TextBox
+from sciflow.agents.shape_hunter.base import assign_parents
+from sciflow.agents.shape_hunter.boxes import _box_area, _inside_frac, _iou
+from sciflow.agents.shape_hunter.ink import ink_mask
+
+
+class FrameSteps:
+    """Mixin of :class:`~sciflow.agents.shape_hunter.opencv.OpenCVShapes` (its parameters)."""
+
+    frame_len: float
+
+    def _add_blobs(
+        self, shapes: list[Shape], image: np.ndarray, bg: np.ndarray, text_lines: list[TextBox]
+    ) -> list[Shape]:
+        """Pictures and solid blobs (step 9): ink (difference from the background > 40)
+        closed with a ``0.3 th`` kernel and opened with a ``0.8 th`` kernel (strokes and text
+        vanish, photos and icons stay); components of at least ``(2 th)^2`` px that overlap
+        no shape already found (IoU <= 0.5, not inside one) and are less than 30 % covered by
+        OCR line boxes (else highlighted text) become ``image`` shapes."""
+        th = float(np.median([t.height for t in text_lines])) if text_lines else 16.0
+        ink = ink_mask(image, bg, 40)
+        kc = max(3, int(0.3 * th) | 1)
+        ko = max(5, int(0.8 * th) | 1)
+        m = cv2.morphologyEx(ink, cv2.MORPH_CLOSE, np.ones((kc, kc), np.uint8))
+        m = cv2.morphologyEx(m, cv2.MORPH_OPEN, np.ones((ko, ko), np.uint8))
+        n, _lab, st, _ = cv2.connectedComponentsWithStats(m, connectivity=8)
+        out = list(shapes)
+        for i in range(1, n):
+            x, y, w, h, area = (int(v) for v in st[i])
+            if area < (2 * th) ** 2:
+                continue
+            box = (float(x), float(y), float(x + w), float(y + h))
+            if any(_iou(box, sh.bbox) > 0.5 or _inside_frac(box, sh.bbox) > 0.8 for sh in out):
+                continue
+            covered = np.zeros((h, w), bool)
+            for t in text_lines:
+                tx0, ty0 = max(int(t.bbox[0]) - x, 0), max(int(t.bbox[1]) - y, 0)
+                tx1, ty1 = min(int(np.ceil(t.bbox[2])) - x, w), min(int(np.ceil(t.bbox[3])) - y, h)
+                if tx1 > tx0 and ty1 > ty0:
+                    covered[ty0:ty1, tx0:tx1] = True
+            if covered.mean() >= 0.3:  # highlighted or dense text, not a picture
+                continue
+            fill = tuple(int(v) for v in np.median(image[y : y + h, x : x + w].reshape(-1, 3), axis=0))
+            poly = ((box[0], box[1]), (box[2], box[1]), (box[2], box[3]), (box[0], box[3]))
+            out.append(Shape(len(out), "image", box, poly, fill, 0.7, float(w * h)))  # type: ignore[arg-type]
+        return out
+
+    # -- rectangular frames (containers) -----------------------------------------
+    def _add_frames(
+        self, shapes: list[Shape], image: np.ndarray, bg: np.ndarray, text_lines: list[TextBox]
+    ) -> list[Shape]:
+        """Rectangles assembled from long straight ink segments (step 8): containers whose
+        interior is cut by connectors are not one region, but their outline is intact."""
+        th = float(np.median([t.height for t in text_lines])) if text_lines else 16.0
+        L = int(max(40, self.frame_len * th))
+        ink = ink_mask(image, bg, 40)
+        hor = cv2.morphologyEx(ink, cv2.MORPH_OPEN, np.ones((1, L), np.uint8))
+        ver = cv2.morphologyEx(ink, cv2.MORPH_OPEN, np.ones((L, 1), np.uint8))
+
+        def segs(m: np.ndarray, horizontal: bool) -> list[tuple[float, float, float]]:
+            n, _, st, _ = cv2.connectedComponentsWithStats(m, connectivity=8)
+            out = []
+            for i in range(1, n):
+                x, y, w, h, _a = (int(v) for v in st[i])
+                if horizontal and h <= 8:
+                    out.append((y + h / 2, float(x), float(x + w)))
+                elif not horizontal and w <= 8:
+                    out.append((x + w / 2, float(y), float(y + h)))
+            return out
+
+        H = segs(hor, True)
+        V = segs(ver, False)
+        tol = max(6.0, 0.8 * th)
+        frames: list[BBox] = []
+        for yt, tx0, tx1 in H:
+            for yb, bx0, bx1 in H:
+                if yb <= yt + L / 2 or abs(tx0 - bx0) > tol or abs(tx1 - bx1) > tol:
+                    continue
+                x0, x1 = min(tx0, bx0), max(tx1, bx1)
+                left = [
+                    v
+                    for v in V
+                    if abs(v[0] - x0) <= tol
+                    and v[1] >= yt - 3
+                    and v[2] <= yb + 3
+                    and v[2] - v[1] >= 0.6 * (yb - yt) - 2 * tol
+                ]
+                right = [
+                    v
+                    for v in V
+                    if abs(v[0] - x1) <= tol
+                    and v[1] >= yt - 3
+                    and v[2] <= yb + 3
+                    and v[2] - v[1] >= 0.6 * (yb - yt) - 2 * tol
+                ]
+                if left and right:
+                    lx = min(v[0] for v in left)
+                    rx = max(v[0] for v in right)
+                    frames.append((lx - 1, yt - 1, rx + 2, yb + 2))
+        out = list(shapes)
+        m = max(6.0, 0.4 * th)
+        for fb in sorted(set(frames)):
+            if any(
+                _iou(fb, s.bbox) > 0.8
+                or (
+                    s.bbox[0] - fb[0] <= m
+                    and s.bbox[1] - fb[1] <= m
+                    and fb[2] - s.bbox[2] <= m
+                    and fb[3] - s.bbox[3] <= m
+                    and _inside_frac(s.bbox, fb) > 0.95
+                )
+                for s in out
+            ):
+                continue  # the outline of a shape already found (thick borders)
+            if any(_iou(fb, f) > 0.8 for f in frames if f < fb):
+                continue
+            x0, y0, x1, y1 = (int(round(v)) for v in fb)
+            inner = image[y0 + 4 : y1 - 4, x0 + 4 : x1 - 4]
+            if inner.size == 0:
+                continue
+            fill = tuple(int(v) for v in np.median(inner.reshape(-1, 3), axis=0))
+            poly = ((fb[0], fb[1]), (fb[2], fb[1]), (fb[2], fb[3]), (fb[0], fb[3]))
+            out.append(Shape(len(out), "rect", fb, poly, fill, 0.8, _box_area(fb), None, 1.0))  # type: ignore[arg-type]
+        out.sort(key=lambda sh: (sh.bbox[1], sh.bbox[0], sh.bbox[3], sh.bbox[2]))
+        out = [
+            Shape(i, sh.kind, sh.bbox, sh.polygon, sh.fill, sh.confidence, sh.area, None, sh.stroke)
+            for i, sh in enumerate(out)
+        ]
+        return assign_parents(out)
