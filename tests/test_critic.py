@@ -401,9 +401,9 @@ def test_perturbed_regeneration_draws_the_next_seed():
 @pytest.mark.slow
 def test_critique_of_a_parsed_render_and_rerender_round_trip(tmp_path):
     pytest.importorskip("rapidocr", reason="the parser's OCR backend is not installed")
+    from sciflow.bench.drawing import render_graph
     from sciflow.critic import critique_input
     from sciflow.pipeline import Parser
-    from sciflow.views.viz import render_graph
 
     cfg = load_config(overrides={"matching": {"embedder": "none"}})
     ref = make_graph([("a", "Image Patches"), ("b", "Patch Embedding"), ("c", "Transformer Encoder"),

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from sciflow.format.graph import DiagramGraph
+from sciflow.verify import files as files_mod
 from sciflow.verify import store as store_mod
 from sciflow.verify.sample import write_sample_items
 from sciflow.verify.store import EditError, ItemError, VerifyStore, atomic_write_text, read_log, replay
@@ -225,7 +226,7 @@ def test_atomic_write_leaves_the_old_file_when_the_write_fails(tmp_path: Path, m
     def boom(src, dst):
         raise OSError("disk full")
 
-    monkeypatch.setattr(store_mod.os, "replace", boom)
+    monkeypatch.setattr(files_mod.os, "replace", boom)
     with pytest.raises(OSError, match="disk full"):
         atomic_write_text(target, "new\n")
     assert target.read_text() == "old\n"
@@ -258,7 +259,7 @@ def test_a_crash_while_saving_never_leaves_a_half_written_graph(store: VerifySto
             self.fh.write(text[: len(text) // 2])
             raise KeyboardInterrupt("killed mid-write")
 
-    monkeypatch.setattr(store_mod.os, "fdopen", lambda fd, *a, **k: HalfWriter(real_fdopen(fd, *a, **k)))
+    monkeypatch.setattr(files_mod.os, "fdopen", lambda fd, *a, **k: HalfWriter(real_fdopen(fd, *a, **k)))
     with pytest.raises(KeyboardInterrupt):
         store.save(ITEM)
     monkeypatch.undo()

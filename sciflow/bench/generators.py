@@ -91,7 +91,7 @@ class GraphvizGenerator:
         return {"name": self.name, "dpi": self.dpi}
 
     def generate(self, item: DiagramGraph, prompt: str, out_path: Path) -> Path:
-        from sciflow.views.viz import render_graph
+        from sciflow.bench.drawing import render_graph
 
         return render_graph(item, out_path, dpi=self.dpi)
 
