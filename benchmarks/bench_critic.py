@@ -300,7 +300,7 @@ def main(argv: list[str] | None = None) -> int:
         out["loop"][2]["policy"] = "always edit"
     if args.parse:
         from sciflow.pipeline import Parser
-        from sciflow.views.viz import render_graph
+        from sciflow.bench.drawing import render_graph
 
         parser = Parser()
         ppairs = []

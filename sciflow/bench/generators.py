@@ -32,7 +32,7 @@ Built in:
 
 - ``graphviz``: the deterministic diagnostic reference: the canonical graph drawn in a
   paper-figure style (rounded boxes, groups as clusters, left-to-right or top-to-bottom by
-  the layout hint), through :func:`sciflow.views.viz.render_graph`.
+  the layout hint), through :func:`sciflow.bench.drawing.render_graph`.
 - ``perturbed``: the canonical graph with K controlled structural errors
   (:mod:`sciflow.bench.perturb`), optionally visually degraded, rendered the same way; the exact
   errors, their number as the damaged graph shows them (``realised``) and the damaged graph go

@@ -185,7 +185,7 @@ def rectify(
                 gpath = folder / f"step{step:02d}.graph.json"
                 graph.save(gpath)
                 if image is None and render_images:
-                    from sciflow.views.viz import render_graph
+                    from sciflow.bench.drawing import render_graph
 
                     image = render_graph(graph, folder / f"step{step:02d}.png")
             traj.steps.append(StepRecord(
