@@ -4,6 +4,12 @@
 ``[parser.<agent>]`` table once (models load once), then each call loads the image,
 brings it to the working resolution (:func:`sciflow.format.imageio.fit_working_size`) and runs the
 agents in order. Same image + same config -> identical graph.
+
+With ``debug_dir``, after each agent the pipeline writes ``<item>.<k>_<agent>.png``: a faded
+copy of the working image (:func:`sciflow.agents.overlay.faded`) on which the agent draws what
+it added with its own ``draw_overlay(diagram, canvas)``. An agent without that method still
+gets its file, the plain faded copy, so there is one overlay per agent; the pipeline knows no
+agent's drawing, and adding an agent never edits it.
 """
 
 from __future__ import annotations
@@ -19,10 +25,10 @@ from pathlib import Path
 from typing import Any
 
 import cv2
-import numpy as np
 
 from sciflow.agents import graph_architect, grounder, layout, shape_hunter, text_spotter, topology_coder  # noqa: F401
 from sciflow.agents.diagram import Diagram
+from sciflow.agents.overlay import faded
 from sciflow.agents.registry import AGENTS
 from sciflow.config import Config
 from sciflow.format.graph import DiagramGraph
@@ -110,8 +116,11 @@ class Parser:
             agent.run(d)
             timings[aname] = time.perf_counter() - t
             if debug_dir is not None:
-                over = overlay(aname, d)
-                cv2.imwrite(str(debug_dir / f"{item_id}.{i + 1}_{aname}.png"), over[:, :, ::-1])
+                canvas = faded(d.image)
+                draw = getattr(agent, "draw_overlay", None)
+                if draw is not None:
+                    draw(d, canvas)
+                cv2.imwrite(str(debug_dir / f"{item_id}.{i + 1}_{aname}.png"), canvas[:, :, ::-1])
         if d.graph is None:
             raise RuntimeError("the parser config has no graph_architect agent: nothing built the graph")
         return ParseResult(graph=d.graph, evidence=dict(d.evidence), timings=timings, backends=self.backends)
@@ -120,76 +129,3 @@ class Parser:
 def parse(image: Any, config: Config | None = None, **kw: Any) -> ParseResult:
     """Parse one image with a fresh :class:`Parser` (use a Parser to parse many)."""
     return Parser(config)(image, **kw)
-
-
-# ------------------------------------------------------------------ overlays
-_COLORS = [(230, 25, 75), (60, 180, 75), (0, 130, 200), (245, 130, 48), (145, 30, 180), (70, 240, 240)]
-
-
-def overlay(agent: str, d: Diagram) -> np.ndarray:
-    """An RGB picture of what ``agent`` added to ``d`` (drawn on a faded copy of the image)."""
-    canvas = (d.image.astype(np.float32) * 0.45 + 255 * 0.55).astype(np.uint8).copy()
-
-    def box(b: Any, color: tuple[int, int, int], th: int = 1) -> None:
-        cv2.rectangle(canvas, (int(b[0]), int(b[1])), (int(b[2]), int(b[3])), color, th)
-
-    def text(s: str, x: float, y: float, color: tuple[int, int, int]) -> None:
-        cv2.putText(
-            canvas,
-            s.encode("ascii", "replace").decode()[:40],
-            (int(x), int(max(10, y))),
-            cv2.FONT_HERSHEY_SIMPLEX,
-            0.4,
-            color,
-            1,
-            cv2.LINE_AA,
-        )
-
-    if agent == "text_spotter":
-        for t in d.text_lines:
-            box(t.bbox, (0, 130, 200))
-        for lb in d.text_labels:
-            box(lb.bbox, (230, 25, 75))
-    elif agent == "shape_hunter":
-        for s in d.shapes:
-            pts = np.round(np.array(s.polygon)).astype(np.int32)
-            cv2.polylines(canvas, [pts], True, _COLORS[s.id % len(_COLORS)], 2)
-            text(s.kind, s.bbox[0], s.bbox[1] - 2, (0, 0, 0))
-        for o in d.operators:
-            cv2.circle(canvas, (int(o.center[0]), int(o.center[1])), int(o.radius), (230, 25, 75), 2)
-    elif agent == "layout":
-        for b in d.layout:
-            box(b.bbox, (145, 30, 180), 2)
-            text(b.cls, b.bbox[0], b.bbox[1] - 2, (145, 30, 180))
-    elif agent == "grounder":
-        for n in d.nodes:
-            color = (160, 160, 160) if n.candidate else (60, 180, 75)
-            box(n.bbox, color, 2)
-            text(f"{n.id}:{n.label}", n.bbox[0], n.bbox[1] - 2, (0, 0, 0))
-    elif agent == "topology_coder":
-        for s in d.strokes:
-            for _nid, x, y, head in s.contacts:
-                cv2.circle(canvas, (int(x), int(y)), 4, (230, 25, 75) if head else (0, 130, 200), -1)
-        pos = {n.id: n.bbox for n in d.nodes}
-        for e in d.edges:
-            a, b = pos.get(e.source), pos.get(e.target)
-            if a and b:
-                pa = (int((a[0] + a[2]) / 2), int((a[1] + a[3]) / 2))
-                pb = (int((b[0] + b[2]) / 2), int((b[1] + b[3]) / 2))
-                cv2.arrowedLine(canvas, pa, pb, (245, 130, 48), 2, tipLength=0.05)
-    elif agent == "graph_architect" and d.graph is not None:
-        s = d.scale or 1.0
-        pos = {}
-        for n in d.graph.nodes:
-            if n.bbox:
-                b = [v * s for v in n.bbox]
-                box(b, (60, 180, 75), 2)
-                text(f"{n.id}:{n.label}", b[0], b[1] - 2, (0, 0, 0))
-                pos[n.id] = b
-        for e in d.graph.edges:
-            a, b = pos.get(e.source), pos.get(e.target)
-            if a and b:
-                pa = (int((a[0] + a[2]) / 2), int((a[1] + a[3]) / 2))
-                pb = (int((b[0] + b[2]) / 2), int((b[1] + b[3]) / 2))
-                cv2.arrowedLine(canvas, pa, pb, (230, 25, 75), 2, tipLength=0.05)
-    return canvas

@@ -24,6 +24,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+import numpy as np
+
+from sciflow.agents import overlay
 from sciflow.agents.diagram import BBox, Diagram
 from sciflow.agents.registry import AGENTS, BackendAgent, Registry
 from sciflow.format.graph import DiagramGraph, Edge, Group, Node
@@ -151,3 +154,21 @@ class GraphArchitect(BackendAgent):
             "nodes": len(diagram.graph.nodes),
             "edges": len(diagram.graph.edges),
         }
+
+    def draw_overlay(self, diagram: Diagram, canvas: np.ndarray) -> None:
+        """The graph built, back in working-image pixels: node boxes (green) with id and label,
+        and each edge as a red arrow between box centres. Nothing before a graph is built."""
+        if diagram.graph is None:
+            return
+        s = diagram.scale or 1.0
+        pos = {}
+        for n in diagram.graph.nodes:
+            if n.bbox:
+                b = [v * s for v in n.bbox]
+                overlay.box(canvas, b, overlay.GREEN, 2)
+                overlay.text(canvas, f"{n.id}:{n.label}", b[0], b[1] - 2, overlay.BLACK)
+                pos[n.id] = b
+        for e in diagram.graph.edges:
+            a, b = pos.get(e.source), pos.get(e.target)
+            if a and b:
+                overlay.centre_arrow(canvas, a, b, overlay.RED)

@@ -35,6 +35,7 @@ from typing import Any
 import cv2
 import numpy as np
 
+from sciflow.agents import overlay
 from sciflow.agents.diagram import (
     Diagram,
     GroundedNode,
@@ -365,3 +366,10 @@ class Grounder(BackendAgent):
             "nodes": [(n.id, n.label, n.kind, n.candidate) for n in diagram.nodes],
             "groups": [(g.id, g.label) for g in diagram.groups],
         }
+
+    def draw_overlay(self, diagram: Diagram, canvas: np.ndarray) -> None:
+        """Each node box (green; grey for a mere candidate) with its id and label."""
+        for n in diagram.nodes:
+            color = overlay.GREY if n.candidate else overlay.GREEN
+            overlay.box(canvas, n.bbox, color, 2)
+            overlay.text(canvas, f"{n.id}:{n.label}", n.bbox[0], n.bbox[1] - 2, overlay.BLACK)

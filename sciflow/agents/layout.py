@@ -37,6 +37,7 @@ from typing import Any
 import cv2
 import numpy as np
 
+from sciflow.agents import overlay
 from sciflow.agents.diagram import Diagram, LayoutBox
 from sciflow.agents.registry import AGENTS, BackendAgent, Registry
 from sciflow.format.hashing import file_sha256
@@ -380,3 +381,9 @@ class LayoutDetector(BackendAgent):
         for b in diagram.layout:
             counts[b.cls] = counts.get(b.cls, 0) + 1
         diagram.evidence["layout"] = {"boxes": len(diagram.layout), "by_class": dict(sorted(counts.items()))}
+
+    def draw_overlay(self, diagram: Diagram, canvas: np.ndarray) -> None:
+        """Each detected box in purple, with its class."""
+        for b in diagram.layout:
+            overlay.box(canvas, b.bbox, overlay.PURPLE, 2)
+            overlay.text(canvas, b.cls, b.bbox[0], b.bbox[1] - 2, overlay.PURPLE)

@@ -52,6 +52,7 @@ from typing import Any
 import cv2
 import numpy as np
 
+from sciflow.agents import overlay
 from sciflow.agents.diagram import BBox, Diagram, TextBox, TextLabel, bbox_union
 from sciflow.agents.registry import AGENTS, BackendAgent, Registry
 
@@ -444,3 +445,10 @@ class TextSpotter(BackendAgent):
             "lines": len(lines),
             "labels": [lb.text for lb in diagram.text_labels],
         }
+
+    def draw_overlay(self, diagram: Diagram, canvas: np.ndarray) -> None:
+        """OCR lines in blue, the labels grouped from them in red."""
+        for t in diagram.text_lines:
+            overlay.box(canvas, t.bbox, overlay.BLUE)
+        for lb in diagram.text_labels:
+            overlay.box(canvas, lb.bbox, overlay.RED)
