@@ -7,6 +7,7 @@ import copy
 import cv2
 import numpy as np
 
+import sciflow.pipeline  # noqa: F401  (registers the agents)
 from sciflow.agents import overlay
 from sciflow.agents.diagram import (
     Diagram,
