@@ -11,8 +11,9 @@ browser styles, splines/route and rankdir of the others) and overall, each F1 wi
 (``/work/shared/dev-data/realfig`` or ``--realfig DIR``), each figure's scores and the
 **macro** node and edge F1 over all of them with bootstrap intervals.
 
-Matching (deliberately independent of sciflow.metrics): a predicted node matches a truth
-node with the same label after lower-casing and collapsing whitespace (one-to-one, in order);
+Matching (deliberately independent of sciflow.metrics; the protocol of the dev-data README): a
+predicted node matches a truth node with the same label after lower-casing and folding
+punctuation to spaces (one-to-one, in order);
 an edge is correct when both ends match and the direction is the same (strict, directed).
 """
 
@@ -23,6 +24,7 @@ import logging
 import statistics
 import sys
 import time
+import unicodedata
 from collections import defaultdict
 from pathlib import Path
 
@@ -36,7 +38,9 @@ from sciflow.pipeline import Parser  # noqa: E402
 
 
 def fold(s: str) -> str:
-    return " ".join(s.lower().split())
+    """Lower case, punctuation folded to spaces, whitespace collapsed (the dev-data protocol)."""
+    s = unicodedata.normalize("NFKC", s).lower()
+    return " ".join("".join(" " if unicodedata.category(ch).startswith("P") else ch for ch in s).split())
 
 
 def match_counts(pred: DiagramGraph, truth: DiagramGraph) -> tuple[int, int, int, int, int, int]:
