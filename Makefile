@@ -56,5 +56,23 @@ bench: install
 	$(BIN)/python benchmarks/bench_critic.py
 	$(BIN)/python benchmarks/bench_throughput.py --n 500
 
+# The browser-drawn synthetic styles (mermaid): Mermaid's own browser bundle, pinned, npm-installed
+# into the git-ignored .cache/npm (sciflow.bench.synth.mermaid_render loads its dist/mermaid.min.js
+# into the shared headless Chromium). Nothing is downloaded when the pinned version is there.
+MERMAID_VERSION := 12.3.0
+NPM_PREFIX := .cache/npm
+.PHONY: install-bench
+install-bench: install
+	@command -v chromium >/dev/null 2>&1 || { SUDO=""; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq chromium >/dev/null; }
+	@command -v npm >/dev/null 2>&1 || { echo "install-bench needs npm (Node.js 18 or newer)"; exit 1; }
+	@if grep -qs '"version": "$(MERMAID_VERSION)"' $(NPM_PREFIX)/node_modules/mermaid/package.json \
+	  && test -f $(NPM_PREFIX)/node_modules/mermaid/dist/mermaid.min.js; then \
+	  echo "mermaid $(MERMAID_VERSION) already in $(NPM_PREFIX)"; \
+	else \
+	  PUPPETEER_SKIP_DOWNLOAD=1 npm install --prefix $(NPM_PREFIX) --no-audit --no-fund --loglevel=error \
+	    mermaid@$(MERMAID_VERSION); \
+	fi
+
 clean:
 	rm -rf $(VENV) runs .pytest_cache .hypothesis
