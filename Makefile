@@ -40,7 +40,7 @@ demo: install
 	$(BIN)/sciflow report runs/demo/careful-gen runs/demo/sloppy-gen runs/demo/graphviz-render \
 	  runs/demo/perturbed-render -o runs/demo/report.html
 
-test: install
+test: install-bench
 	$(BIN)/python -m ruff check sciflow tests benchmarks examples
 	$(BIN)/lint-imports
 	$(BIN)/python -m pytest -q
@@ -65,6 +65,8 @@ NPM_PREFIX := .cache/npm
 install-bench: install
 	@command -v chromium >/dev/null 2>&1 || { SUDO=""; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
 	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq chromium >/dev/null; }
+	@command -v npm >/dev/null 2>&1 || { SUDO=""; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq nodejs npm >/dev/null; }
 	@command -v npm >/dev/null 2>&1 || { echo "install-bench needs npm (Node.js 18 or newer)"; exit 1; }
 	@if grep -qs '"version": "$(MERMAID_VERSION)"' $(NPM_PREFIX)/node_modules/mermaid/package.json \
 	  && test -f $(NPM_PREFIX)/node_modules/mermaid/dist/mermaid.min.js; then \

@@ -83,6 +83,8 @@ class Browser:
         self.open()
         page = self._page
         page.set_viewport_size({"width": int(width), "height": int(height)})
+        # page globals survive set_content: never let a page read the previous page's result
+        page.evaluate("window.__ready = false; window.__result = undefined; window.__error = undefined")
         page.set_content(html, wait_until="load", timeout=self.timeout_ms)
         page.wait_for_function("window.__ready === true", timeout=self.timeout_ms)
         error = page.evaluate("window.__error || null")
