@@ -41,20 +41,46 @@ from typing import Any
 
 import networkx as nx
 
+from sciflow.format.jsonio import JSONError, load_json, parse_json
+
 log = logging.getLogger(__name__)
 
 FORMAT_TAG = "sciflow.graph/v1"
 BBox = tuple[float, float, float, float]
 
 
+#: Problems listed in a :class:`GraphFormatError` message (all of them stay in ``problems``).
+MAX_LISTED_PROBLEMS = 20
+
+
 class GraphFormatError(ValueError):
-    """A graph document that cannot be used. ``problems`` lists ``(json_path, reason)``."""
+    """A graph document that cannot be used. ``problems`` lists ``(json_path, reason)``.
+
+    The message names the file: one problem is one line, ``invalid graph file <source>:
+    <json path>: <reason>`` (the path is left out when it is the whole document, ``$``), e.g.
+    ``invalid graph file p.json: nested deeper than 64 levels``; several are one line each
+    under ``invalid graph file <source>: <n> problems`` (the first :data:`MAX_LISTED_PROBLEMS`).
+    """
 
     def __init__(self, source: str, problems: list[tuple[str, str]]):
-        self.source = source
-        self.problems = problems
-        lines = [f"{source}: {path}: {reason}" for path, reason in problems]
-        super().__init__("invalid graph file\n  " + "\n  ".join(lines))
+        self.source = str(source)
+        self.problems = list(problems)
+        super().__init__(_format_problems("invalid graph file", self.source, self.problems))
+
+    def __reduce__(self) -> Any:  # picklable across process pools (the default needs one argument)
+        return (type(self), (self.source, self.problems))
+
+
+def _format_problems(what: str, source: str, problems: list[tuple[str, str]]) -> str:
+    def one(path: str, reason: str) -> str:
+        return reason if path == "$" else f"{path}: {reason}"
+
+    if len(problems) == 1:
+        return f"{what} {source}: {one(*problems[0])}"
+    lines = [one(path, reason) for path, reason in problems[:MAX_LISTED_PROBLEMS]]
+    if len(problems) > MAX_LISTED_PROBLEMS:
+        lines.append(f"... and {len(problems) - MAX_LISTED_PROBLEMS} more")
+    return f"{what} {source}: {len(problems)} problems\n  " + "\n  ".join(lines)
 
 
 class GraphFormatWarning(UserWarning):
@@ -213,21 +239,9 @@ class DiagramGraph:
 
     @classmethod
     def load(cls, path: str | Path) -> DiagramGraph:
-        """Read and validate one graph file (sciflow format)."""
+        """Read and validate one graph file (sciflow format), through :func:`read_graph_json`."""
         path = Path(path)
-        try:
-            text = path.read_text(encoding="utf-8")
-        except OSError as exc:
-            raise GraphFormatError(str(path), [("$", f"cannot read file: {exc.strerror or exc}")]) from exc
-        except UnicodeDecodeError as exc:
-            raise GraphFormatError(str(path), [("$", f"not UTF-8 text: {exc.reason}")]) from exc
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise GraphFormatError(
-                str(path), [("$", f"not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}")]
-            ) from exc
-        return cls.from_dict(data, source=str(path))
+        return cls.from_dict(read_graph_json(path), source=str(path))
 
     def save(self, path: str | Path) -> None:
         Path(path).write_text(json.dumps(self.to_dict(), indent=2, ensure_ascii=False) + "\n", "utf-8")
@@ -317,7 +331,7 @@ def merge_parallel_edges(edges: Iterable[Edge]) -> tuple[Edge, ...] | None:
 def schema() -> dict[str, Any]:
     """The JSON Schema of the canonical format (shipped in the package)."""
     text = resources.files("sciflow").joinpath("format/schema/graph.schema.json").read_text("utf-8")
-    return json.loads(text)
+    return parse_json(text, source="graph.schema.json")
 
 
 @lru_cache(maxsize=1)
@@ -345,7 +359,7 @@ def validate(data: Any) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
         if err.validator == "additionalProperties":
             allowed = set(err.schema.get("properties", {}))
             extra = sorted(k for k in err.instance if k not in allowed)
-            notes.extend((path, f"unknown key {k!r} ignored") for k in extra)
+            notes.extend((path, f"unknown key {_short(k)} ignored") for k in extra)
         else:
             errors.append((path, _reason(err)))
     if not isinstance(data, dict):
@@ -359,27 +373,36 @@ def validate(data: Any) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
         nid = n.get("id")
         if isinstance(nid, str):
             if nid in node_ids:
-                errors.append((f"$.nodes[{i}].id", f"duplicate node id {nid!r}"))
+                errors.append((f"$.nodes[{i}].id", f"duplicate node id {_short(nid)}"))
             node_ids.add(nid)
         errors.extend(_bbox_problems(n.get("bbox"), f"$.nodes[{i}].bbox"))
-    group_ids = [g.get("id") for _, g in groups]
+        errors.extend(_confidence_problems(n.get("confidence"), f"$.nodes[{i}].confidence"))
+    # ids of another type than string are reported by the schema; sets keep this linear
+    group_ids: set[str] = set()
     for i, g in groups:
-        if group_ids.index(g.get("id")) != i:
-            errors.append((f"$.groups[{i}].id", f"duplicate group id {g.get('id')!r}"))
-        if g.get("parent") is not None and g["parent"] not in group_ids:
-            errors.append((f"$.groups[{i}].parent", f"unknown group {g['parent']!r}"))
+        gid = g.get("id")
+        if isinstance(gid, str):
+            if gid in group_ids:
+                errors.append((f"$.groups[{i}].id", f"duplicate group id {_short(gid)}"))
+            group_ids.add(gid)
+    for i, g in groups:
+        if isinstance(g.get("parent"), str) and g["parent"] not in group_ids:
+            errors.append((f"$.groups[{i}].parent", f"unknown group {_short(g['parent'])}"))
         errors.extend(_bbox_problems(g.get("bbox"), f"$.groups[{i}].bbox"))
     for i, n in nodes:
-        if n.get("group") is not None and n["group"] not in group_ids:
-            errors.append((f"$.nodes[{i}].group", f"unknown group {n['group']!r}"))
+        if isinstance(n.get("group"), str) and n["group"] not in group_ids:
+            errors.append((f"$.nodes[{i}].group", f"unknown group {_short(n['group'])}"))
     seen: set[tuple[str, str]] = set()
     for i, e in edges:
         for end in ("source", "target"):
             if isinstance(e.get(end), str) and e[end] not in node_ids:
-                errors.append((f"$.edges[{i}].{end}", f"edge to unknown node {e[end]!r}"))
+                errors.append((f"$.edges[{i}].{end}", f"edge to unknown node {_short(e[end])}"))
+        errors.extend(_confidence_problems(e.get("confidence"), f"$.edges[{i}].confidence"))
         key = (e.get("source"), e.get("target"))
+        if not (isinstance(key[0], str) and isinstance(key[1], str)):
+            continue
         if key in seen:
-            notes.append((f"$.edges[{i}]", f"duplicate edge {key[0]!r} -> {key[1]!r} merged"))
+            notes.append((f"$.edges[{i}]", f"duplicate edge {_short(key[0])} -> {_short(key[1])} merged"))
         seen.add(key)
     errors.sort(key=lambda pr: _path_key(pr[0]))
     return errors, notes
@@ -403,8 +426,26 @@ def _reason(err: Any) -> str:
     if err.validator == "required":
         return err.message.replace("is a required property", "is required")
     if err.validator in ("minItems", "maxItems") and err.path and err.path[-1] == "bbox":
-        return f"malformed bbox {err.instance!r}: expected [x0, y0, x1, y1]"
-    return err.message
+        return f"malformed bbox {_short(err.instance)}: expected [x0, y0, x1, y1]"
+    return _clip(err.message)
+
+
+#: Longest value quoted in a problem message (longer ones are cut, with their length).
+MAX_QUOTED_CHARS = 80
+
+
+def _short(v: Any) -> str:
+    """``repr(v)``, cut to :data:`MAX_QUOTED_CHARS` characters (a 100,000-character id must not
+    make a 100,000-character message)."""
+    r = repr(v)
+    if len(r) <= MAX_QUOTED_CHARS:
+        return r
+    size = f" ({len(v)} characters)" if isinstance(v, str) else ""
+    return r[: MAX_QUOTED_CHARS - 3] + "..." + size
+
+
+def _clip(text: str, limit: int = 4 * MAX_QUOTED_CHARS) -> str:
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def _bbox_problems(bbox: Any, path: str) -> list[tuple[str, str]]:
@@ -417,6 +458,13 @@ def _bbox_problems(bbox: Any, path: str) -> list[tuple[str, str]]:
     x0, y0, x1, y1 = bbox
     if x1 < x0 or y1 < y0:
         return [(path, f"malformed bbox {bbox!r}: expected [x0, y0, x1, y1] with x0 <= x1, y0 <= y1")]
+    return []
+
+
+def _confidence_problems(v: Any, path: str) -> list[tuple[str, str]]:
+    # NaN passes the schema's minimum/maximum (every comparison with NaN is false)
+    if isinstance(v, float) and not math.isfinite(v):
+        return [(path, f"confidence {v!r} must be a finite number in [0, 1]")]
     return []
 
 
@@ -445,28 +493,22 @@ def load_graph(path: str | Path) -> DiagramGraph:
     """Load a graph file in sciflow's format, or a SciFlow-Bench ``canvas_full.json``
     (recognised by its ``node_id``/``from``/``to`` keys; a ``prompt.json`` beside it is read too)."""
     path = Path(path)
-    graph_text_ok = path.suffix.lower() == ".json"
-    if graph_text_ok:
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError):
-            return DiagramGraph.load(path)  # re-raises with the uniform message
-        if is_sciflow_bench(data):
-            prompt_file = path.parent / "prompt.json"
-            return from_sciflow_bench(
-                data, item_id=path.parent.name, prompt=_read_json(prompt_file), source=str(path)
-            )
-        return DiagramGraph.from_dict(data, source=str(path))
-    return DiagramGraph.load(path)
+    data = read_graph_json(path)
+    if path.suffix.lower() == ".json" and is_sciflow_bench(data):
+        prompt_file = path.parent / "prompt.json"
+        prompt = read_graph_json(prompt_file) if prompt_file.is_file() else None
+        return from_sciflow_bench(data, item_id=path.parent.name, prompt=prompt, source=str(path))
+    return DiagramGraph.from_dict(data, source=str(path))
 
 
-def _read_json(path: Path) -> Any:
-    if not path.is_file():
-        return None
+def read_graph_json(path: str | Path) -> Any:
+    """The JSON document in ``path``, read by :func:`sciflow.format.jsonio.load_json` (depth, size,
+    NaN and UTF-8 limits); every problem is a :class:`GraphFormatError` naming the file, e.g.
+    ``invalid graph file p.json: nested deeper than 64 levels``."""
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise GraphFormatError(str(path), [("$", f"not valid JSON: {exc}")]) from exc
+        return load_json(path)
+    except JSONError as exc:
+        raise GraphFormatError(str(path), [("$", exc.reason)]) from exc
 
 
 # ---------------------------------------------------- SciFlow-Bench layout
@@ -507,7 +549,7 @@ def from_sciflow_bench(
         if bbox is not None:
             node["bbox"] = bbox
         elif n.get("bbox") is not None:
-            problems.append((f"$.nodes[{i}].bbox", f"malformed bbox {n['bbox']!r}"))
+            problems.append((f"$.nodes[{i}].bbox", f"malformed bbox {_short(n['bbox'])}"))
         nodes.append(node)
     edges = []
     for i, e in enumerate(canvas.get("edges", [])):

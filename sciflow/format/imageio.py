@@ -12,10 +12,16 @@ Normalisation (exact behaviour):
 * numpy arrays: ``(H, W)``, ``(H, W, 1)``, ``(H, W, 3)`` or ``(H, W, 4)``; ``uint16`` is
   divided by 257, floats in ``[0, 1]`` are multiplied by 255;
 * SVG is rasterised with ``cairosvg`` (or Debian ``rsvg-convert`` when cairosvg is not
-  installed) at 2x its nominal size; PDF page 1 with ``pypdfium2`` at 144 dpi.
+  installed) at 2x its nominal size; PDF page 1 with ``pypdfium2`` at 144 dpi
+  (:mod:`sciflow.format.vector`).
 
 Decompression-bomb guard: a raster whose header declares more than ``max_pixels``
-(default :data:`MAX_PIXELS`) pixels is refused with :class:`ImageLoadError` before decoding.
+(default :data:`MAX_PIXELS`) pixels is refused before decoding; an SVG or a PDF page whose
+raster would be over the limit is refused before rasterising, and an SVG is read with XML
+entities and external references refused (:mod:`sciflow.format.vector` has the rules).
+
+Every refusal is an :class:`ImageLoadError` whose message is one line naming the file:
+``unreadable image <file>: <reason>``.
 Resizing to the parser's working resolution is done by :func:`fit_working_size`.
 """
 
@@ -24,13 +30,14 @@ from __future__ import annotations
 import contextlib
 import io
 import logging
-import shutil
-import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 from PIL import Image, ImageOps, UnidentifiedImageError
+
+from sciflow.format.graph import GraphFormatError
 
 log = logging.getLogger(__name__)
 
@@ -40,30 +47,48 @@ RASTER_SUFFIXES = frozenset({".png", ".jpg", ".jpeg", ".webp", ".bmp", ".tif", "
 VECTOR_SUFFIXES = frozenset({".svg", ".pdf"})
 
 
-class ImageLoadError(ValueError):
-    """A file or object that cannot be read as an image; the message names the file."""
+class ImageLoadError(GraphFormatError):
+    """What :func:`load_image` and :func:`to_rgb` raise for a file or object that cannot be read
+    as an image: one line, ``unreadable image <source>: <reason>`` (``source`` and ``reason``
+    are attributes).
+
+    It is a :class:`~sciflow.format.graph.GraphFormatError` (``problems == [("$", reason)]``) and
+    a ``ValueError``, so code that reports an unusable prediction by catching ``GraphFormatError``
+    reports an image that cannot be read with this message; only its wording differs from an
+    invalid graph file's."""
+
+    def __init__(self, source: str, reason: str):
+        self.source = str(source)
+        self.reason = reason
+        self.problems = [("$", reason)]
+        ValueError.__init__(self, f"unreadable image {self.source}: {reason}")
+
+    def __reduce__(self) -> Any:  # picklable across process pools
+        return (type(self), (self.source, self.reason))
 
 
 def load_image(path: str | Path, *, max_pixels: int = MAX_PIXELS) -> np.ndarray:
     """Read ``path`` into an RGB ``uint8`` array (see module docstring for the rules).
 
     Raises :class:`ImageLoadError` naming the file for a missing, empty, corrupt,
-    non-image or oversized file.
+    non-image, unsafe or oversized file.
     """
     path = Path(path)
+    name = str(path)
     try:
         data = path.read_bytes()
     except OSError as exc:
-        raise ImageLoadError(f"{path}: cannot read file: {exc.strerror or exc}") from exc
+        raise ImageLoadError(name, f"cannot read file: {exc.strerror or exc}") from exc
     if not data:
-        raise ImageLoadError(f"{path}: empty file")
-    head = data[:1024].lstrip()
+        raise ImageLoadError(name, "empty file (0 bytes)")
+    from sciflow.format import vector  # noqa: PLC0415 - vector imports this module
+
     suffix = path.suffix.lower()
     if suffix == ".pdf" or data[:5] == b"%PDF-":
-        return _load_pdf(path, data, max_pixels)
-    if suffix == ".svg" or head.startswith(b"<svg") or (head.startswith(b"<?xml") and b"<svg" in data[:4096]):
-        return _load_svg(path, data, max_pixels)
-    return _load_raster(io.BytesIO(data), str(path), max_pixels)
+        return vector.load_pdf(name, data, max_pixels)
+    if suffix == ".svg" or vector.looks_like_svg(data):
+        return vector.load_svg(name, data, max_pixels)
+    return _load_raster(io.BytesIO(data), name, max_pixels)
 
 
 def to_rgb(image: Any, *, name: str = "<image>", max_pixels: int = MAX_PIXELS) -> np.ndarray:
@@ -75,7 +100,7 @@ def to_rgb(image: Any, *, name: str = "<image>", max_pixels: int = MAX_PIXELS) -
         return _pil_to_rgb(image, name)
     if isinstance(image, np.ndarray):
         return _array_to_rgb(image, name)
-    raise ImageLoadError(f"{name}: unsupported image object of type {type(image).__name__}")
+    raise ImageLoadError(name, f"unsupported image object of type {type(image).__name__}")
 
 
 def fit_working_size(rgb: np.ndarray, *, max_side: int, min_side: int) -> tuple[np.ndarray, float]:
@@ -106,32 +131,44 @@ def fit_working_size(rgb: np.ndarray, *, max_side: int, min_side: int) -> tuple[
 def _check_pixels(size: tuple[int, int], name: str, max_pixels: int) -> None:
     w, h = size
     if w <= 0 or h <= 0:
-        raise ImageLoadError(f"{name}: image has no pixels ({w}x{h})")
+        raise ImageLoadError(name, f"image has no pixels ({w}x{h})")
     if w * h > max_pixels:
         raise ImageLoadError(
-            f"{name}: image is {w}x{h} = {w * h} pixels, over the limit of {max_pixels} (decompression-bomb guard)"
+            name, f"image is {w}x{h} = {w * h} pixels, over the limit of {max_pixels} (decompression-bomb guard)"
         )
 
 
-def _load_raster(fp: io.BytesIO, name: str, max_pixels: int) -> np.ndarray:
+@contextlib.contextmanager
+def _own_bomb_guard() -> Iterator[None]:
+    """PIL's own guard off: ours (:func:`_check_pixels`) runs instead, with a message naming the file."""
     old = Image.MAX_IMAGE_PIXELS
-    Image.MAX_IMAGE_PIXELS = None  # our own guard below, with a message naming the file
+    Image.MAX_IMAGE_PIXELS = None
     try:
+        yield
+    finally:
+        Image.MAX_IMAGE_PIXELS = old
+
+
+def _load_raster(fp: io.BytesIO, name: str, max_pixels: int) -> np.ndarray:
+    with _own_bomb_guard():
         try:
             im = Image.open(fp)
         except UnidentifiedImageError as exc:
-            raise ImageLoadError(f"{name}: not a recognised image file") from exc
+            raise ImageLoadError(name, "not a recognised image file") from exc
         except Exception as exc:  # noqa: BLE001 - PIL raises many types on corrupt data
-            raise ImageLoadError(f"{name}: cannot open image: {exc}") from exc
+            raise ImageLoadError(name, f"cannot open image: {_one_line(exc)}") from exc
         _check_pixels(im.size, name, max_pixels)
         try:
             im.seek(0)
             im.load()
         except Exception as exc:  # noqa: BLE001
-            raise ImageLoadError(f"{name}: corrupt or truncated image: {exc}") from exc
+            raise ImageLoadError(name, f"corrupt or truncated image: {_one_line(exc)}") from exc
         return _pil_to_rgb(im, name)
-    finally:
-        Image.MAX_IMAGE_PIXELS = old
+
+
+def _one_line(exc: BaseException | str, limit: int = 200) -> str:
+    text = " ".join(str(exc).split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def _pil_to_rgb(im: Image.Image, name: str) -> np.ndarray:
@@ -158,13 +195,13 @@ def _pil_to_rgb(im: Image.Image, name: str) -> np.ndarray:
     try:
         rgb = im.convert("RGB")
     except Exception as exc:  # noqa: BLE001
-        raise ImageLoadError(f"{name}: cannot convert image mode {mode!r} to RGB: {exc}") from exc
+        raise ImageLoadError(name, f"cannot convert image mode {mode!r} to RGB: {_one_line(exc)}") from exc
     return np.ascontiguousarray(np.asarray(rgb, dtype=np.uint8))
 
 
 def _array_to_rgb(a: np.ndarray, name: str) -> np.ndarray:
     if a.size == 0:
-        raise ImageLoadError(f"{name}: empty array")
+        raise ImageLoadError(name, "empty array")
     if a.ndim == 3 and a.shape[2] == 1:
         a = a[:, :, 0]
     if a.dtype == np.uint16:
@@ -184,51 +221,4 @@ def _array_to_rgb(a: np.ndarray, name: str) -> np.ndarray:
         alpha = a[:, :, 3:4].astype(np.float64) / 255.0
         out = a[:, :, :3].astype(np.float64) * alpha + 255.0 * (1.0 - alpha)
         return np.ascontiguousarray(out.round().astype(np.uint8))
-    raise ImageLoadError(f"{name}: unsupported array shape {a.shape}")
-
-
-def _load_svg(path: Path, data: bytes, max_pixels: int) -> np.ndarray:
-    png: bytes | None = None
-    try:
-        import cairosvg  # noqa: PLC0415
-
-        try:
-            png = cairosvg.svg2png(bytestring=data, scale=2.0, background_color="white")
-        except Exception as exc:  # noqa: BLE001
-            raise ImageLoadError(f"{path}: cannot rasterise SVG: {exc}") from exc
-    except ImportError:
-        exe = shutil.which("rsvg-convert")
-        if exe is None:
-            raise ImageLoadError(f"{path}: SVG input needs the 'cairosvg' package or Debian 'librsvg2-bin'") from None
-        proc = subprocess.run(
-            [exe, "--zoom=2", "--background-color=white", "--format=png"],
-            input=data,
-            capture_output=True,
-            check=False,
-        )
-        if proc.returncode != 0:
-            raise ImageLoadError(f"{path}: cannot rasterise SVG: {proc.stderr.decode()[:200]}") from None
-        png = proc.stdout
-    return _load_raster(io.BytesIO(png), str(path), max_pixels)
-
-
-def _load_pdf(path: Path, data: bytes, max_pixels: int) -> np.ndarray:
-    try:
-        import pypdfium2 as pdfium  # noqa: PLC0415
-    except ImportError:
-        raise ImageLoadError(f"{path}: PDF input needs the 'pypdfium2' package") from None
-    try:
-        doc = pdfium.PdfDocument(data)
-        if len(doc) == 0:
-            raise ImageLoadError(f"{path}: PDF has no pages")
-        page = doc[0]
-        w, h = page.get_size()
-        scale = 2.0
-        if w * h * scale * scale > max_pixels:
-            scale = (max_pixels / max(w * h, 1.0)) ** 0.5
-        im = page.render(scale=scale).to_pil()
-    except ImageLoadError:
-        raise
-    except Exception as exc:  # noqa: BLE001 - pdfium raises its own error types
-        raise ImageLoadError(f"{path}: cannot render PDF: {exc}") from exc
-    return _pil_to_rgb(im, str(path))
+    raise ImageLoadError(name, f"unsupported array shape {a.shape}")
