@@ -1,8 +1,10 @@
 """The reference set as data: what a reference graph file must hold, and the check of it.
 
 ``reference_graphs/*.json`` are the source of truth (edited by hand, one file per published
-method); :func:`check_reference` is what ``sciflow validate`` runs on every file that carries a
-prompt or a difficulty tier. A reference passes when
+method); :func:`check_reference` is what ``sciflow validate`` runs on every file of the reference
+set (``meta.origin`` names it: :data:`REFERENCE_SET`), or on every file with ``--references``.
+Other graphs, such as the demo's small references in ``examples/``, get the schema check only.
+A reference passes when
 
 - it validates against the graph schema (checked by the loader before this);
 - ``meta`` names the paper: ``title``, ``year``, ``area`` (one of :data:`AREAS`), ``layout``
@@ -35,12 +37,14 @@ from sciflow.format.graph import DiagramGraph
 
 AREAS = ("computer vision", "natural language processing", "machine learning", "integrated circuits", "robotics")
 LAYOUTS = ("left-to-right", "top-to-bottom")
+REFERENCE_SET = "sciflow reference set"
 REQUIRED_META = ("title", "year", "area", "layout", "citation", "provenance", "description", "notes", "difficulty")
 
 
 def is_reference(graph: DiagramGraph) -> bool:
-    """A graph file is checked as a reference when it carries a prompt or a difficulty tier."""
-    return graph.prompt is not None or "difficulty" in graph.meta
+    """A graph belongs to the reference set when its ``meta.origin`` names it."""
+    origin = graph.meta.get("origin")
+    return isinstance(origin, str) and origin.startswith(REFERENCE_SET)
 
 
 def check_reference(graph: DiagramGraph) -> list[str]:

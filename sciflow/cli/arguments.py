@@ -69,6 +69,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     v = sub.add_parser("validate", help="validate graph files (and reference-set rules) against the canonical format")
     v.add_argument("files", type=Path, nargs="+", help="graph files or folders of them (*.json)")
+    v.add_argument("--references", action="store_true",
+                   help="apply the reference-set checks to every file (default: to files whose meta.origin "
+                        "names the sciflow reference set)")
     v.set_defaults(func=cmd_validate)
 
     sc = sub.add_parser("schema", help="print the JSON Schema of the canonical graph format")
@@ -133,11 +136,18 @@ def build_parser() -> argparse.ArgumentParser:
         g.add_argument("--style", choices=["structured", "naive"], default="structured")
         g.add_argument("--no-resume", action="store_true", help="regenerate items already done")
 
-    ve = sub.add_parser("verify", help="serve the human verification page for parsed figures")
-    ve.add_argument("figures_dir", type=Path)
+    ve = sub.add_parser(
+        "verify", help="serve the human verification page for parsed figures (on this machine only)",
+        description="Serve the human verification page for the figures in FIGURES_DIR, writing verified graphs "
+                    "and audit logs to --out. The page is for local use: it listens on a loopback address only "
+                    "(another --host, 0.0.0.0 included, is refused); to open it from another machine, forward the "
+                    "port over SSH (ssh -L 8765:127.0.0.1:8765 HOST).")
+    ve.add_argument("figures_dir", type=Path, help="folder of figures (png, jpg, jpeg, webp, gif, bmp)")
     ve.add_argument("--out", type=Path, required=True, help="folder for verified graphs and audit logs")
-    ve.add_argument("--host", default="127.0.0.1")
-    ve.add_argument("--port", type=int, default=8765)
+    ve.add_argument("--host", default="127.0.0.1",
+                    help="loopback address to listen on: 127.0.0.1 (default), localhost or ::1; "
+                         "any other address is refused")
+    ve.add_argument("--port", type=int, default=8765, help="port (default 8765; a busy port is refused)")
     ve.add_argument("--annotator", default=getpass.getuser(), help="name written into the audit log")
     ve.add_argument("--config", type=Path, default=None)
     ve.set_defaults(func=cmd_verify)
