@@ -1,14 +1,21 @@
 """Executors: where per-item work runs. The same items give the same rows under any of them.
 
-- ``local`` (default): ``jobs == 1`` runs in this process; ``jobs > 1`` a process pool whose
-  workers each build one :class:`~sciflow.runs.worker.Worker` (models load once per worker)
-  and run ``WorkerSpec.threads`` math threads each (default ``cores // jobs``).
-  At most ``2 * jobs`` items are in flight, so memory stays bounded on long runs.
+- ``local`` (default): ``jobs == 1`` runs in this process; ``jobs > 1`` a
+  :class:`~sciflow.runs.pool.WorkerPool` of supervised processes, each building one
+  :class:`~sciflow.runs.worker.Worker` (models load once per worker) and running
+  ``WorkerSpec.threads`` math threads (default ``cores // jobs``), one item at a time.
+  A worker that dies (``kill -9``, the OOM killer) fails only the item it was running: that item
+  is retried once (a new worker replaces the dead one), and if the worker running the retry dies
+  too it gets a ``prediction_error`` row whose ``error`` names its prediction file and how the
+  process ended (``worker crashed while scoring <file>: the worker process was killed by SIGKILL
+  ...; tried 2 times``). The other workers keep their models and the run finishes. Workers exit when this
+  process dies, however it dies (:mod:`sciflow.runs.pool`).
 - ``ray`` (``pip install 'sciflow[ray]'``): one Ray actor per worker, each holding its own
   Worker and reserving ``WorkerSpec.threads`` CPUs (default 1); GPU actors (``num_gpus=1``)
   when the device is ``cuda`` (an error when the cluster has no GPU) or ``auto`` on a cluster
   with GPUs, CPU actors for ``cpu``;
-  at most ``2 * workers`` items in flight (``ray.wait`` backpressure). ``address=None`` starts
+  at most ``2 * workers`` items in flight (``ray.wait`` backpressure). A dead actor is restarted by
+  Ray and its item retried once (``max_restarts``, ``max_task_retries``). ``address=None`` starts
   a local Ray runtime with ``jobs`` CPUs and no dashboard; ``address="auto"`` or
   ``"ray://head:10001"`` joins an existing cluster (see the README).
 
@@ -22,25 +29,23 @@ Results come back in completion order as ``(item_id, row, parsed_graph_dict)``; 
 from __future__ import annotations
 
 import logging
-import multiprocessing
 import os
 from collections.abc import Iterator, Sequence
-from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from dataclasses import replace
 from typing import Any, Protocol
 
 from sciflow.config import Config
 from sciflow.models.device import parse_device, resolve_device, uses_onnxruntime
 from sciflow.runs.items import Item
-from sciflow.runs.worker import Worker, WorkerSpec
+from sciflow.runs.pool import ExecutorError, Failure, WorkerPool
+from sciflow.runs.worker import Worker, WorkerSpec, error_row
+
+__all__ = ["EXECUTORS", "Executor", "ExecutorError", "LocalExecutor", "RayExecutor", "crash_message", "error_row",
+           "make_executor", "ray_gpus"]
 
 log = logging.getLogger(__name__)
 
 Result = tuple[str, dict[str, Any], dict[str, Any] | None]
-
-
-class ExecutorError(RuntimeError):
-    """An executor that cannot start (Ray missing, a cluster that cannot be reached)."""
 
 
 class Executor(Protocol):
@@ -68,7 +73,11 @@ def _init_worker(spec: WorkerSpec) -> None:
 
 def _run_item(item: Item) -> Result:
     assert _WORKER is not None, "worker not initialised"
-    row, parsed = _WORKER.run(item)
+    try:
+        row, parsed = _WORKER.run(item)
+    except Exception as exc:  # Worker.run turns item failures into rows; this is a last resort
+        log.warning("worker failed on %s: %s", item.id, exc)
+        return item.id, error_row(item, f"worker failed on {_item_file(item)}: {type(exc).__name__}: {exc}"), None
     return item.id, row, parsed
 
 
@@ -82,12 +91,25 @@ def _device_info() -> dict[str, Any]:
     return _WORKER.device_info()
 
 
+def _item_file(item: Item) -> str:
+    return str(item.prediction or item.reference or item.id)
+
+
+def crash_message(item: Item, failure: Failure | str) -> str:
+    """The ``error`` of the row of an item whose worker failed: it names the item's prediction
+    file (its reference when it has none) and what happened."""
+    if isinstance(failure, str):
+        return f"worker crashed while scoring {_item_file(item)}: {failure}"
+    verb = "crashed" if failure.crashed else "failed"
+    return f"worker {verb} while scoring {_item_file(item)}: {failure.message}"
+
+
 class LocalExecutor:
     name = "local"
 
     def __init__(self, spec: WorkerSpec, *, jobs: int = 1, address: str | None = None):
         self.jobs = max(1, jobs)
-        self._pool: ProcessPoolExecutor | None = None
+        self._pool: WorkerPool | None = None
         # fail fast, with the clear message, before any worker process starts
         resolve_device(spec.device, need_onnxruntime=spec.image_run and uses_onnxruntime(
             Config(spec.config_data).parser))
@@ -97,52 +119,38 @@ class LocalExecutor:
             _init_worker(spec)
         else:
             # spawn, not fork: a forked child inherits torch/onnxruntime thread pools of a parent that
-            # already ran a model and can deadlock in its first forward pass.
+            # already ran a model and can deadlock in its first forward pass. Workers start on first need.
             self.threads = spec.threads or max(1, (os.cpu_count() or 1) // self.jobs)
-            self._pool = ProcessPoolExecutor(max_workers=self.jobs, initializer=_init_worker,
-                                             initargs=(replace(spec, threads=self.threads),),
-                                             mp_context=multiprocessing.get_context("spawn"))
+            self._pool = WorkerPool(self.jobs, _init_worker, (replace(spec, threads=self.threads),))
+
+    @property
+    def pool(self) -> WorkerPool | None:
+        """The worker processes (None when ``jobs == 1``)."""
+        return self._pool
 
     def describe(self) -> dict[str, Any]:
-        return _describe() if self._pool is None else self._pool.submit(_describe).result()
+        return _describe() if self._pool is None else self._pool.call(_describe)
 
     def device_info(self) -> dict[str, Any]:
-        return _device_info() if self._pool is None else self._pool.submit(_device_info).result()
+        return _device_info() if self._pool is None else self._pool.call(_device_info)
 
     def run(self, items: Sequence[Item]) -> Iterator[Result]:
         if self._pool is None:
             for item in items:
                 yield _run_item(item)
             return
-        pending: dict[Future[Result], Item] = {}
-        queue = list(items)
-        while queue or pending:
-            while queue and len(pending) < 2 * self.jobs:
-                item = queue.pop(0)
-                pending[self._pool.submit(_run_item, item)] = item
-            done, _ = wait(pending, return_when=FIRST_COMPLETED)
-            for fut in done:
-                item = pending.pop(fut)
-                yield _result_or_error(fut, item)
+        by_id = {item.id: item for item in items}
+        for item_id, result, failure in self._pool.map_unordered(_run_item, [(i.id, (i,)) for i in items]):
+            if failure is None:
+                yield result
+            else:
+                item = by_id[item_id]
+                log.warning("%s: %s", item.id, failure.message)
+                yield item.id, error_row(item, crash_message(item, failure)), None
 
     def close(self) -> None:
         if self._pool is not None:
-            self._pool.shutdown(cancel_futures=True)
-
-
-def _result_or_error(fut: Future[Result], item: Item) -> Result:
-    try:
-        return fut.result()
-    except Exception as exc:  # a crashed worker fails only its item
-        log.warning("worker failed on %s: %s", item.id, exc)
-        return item.id, error_row(item, f"worker crashed: {type(exc).__name__}: {exc}"), None
-
-
-def error_row(item: Item, message: str) -> dict[str, Any]:
-    return {"id": item.id, "status": "prediction_error", "error": message,
-            "prediction": str(item.prediction) if item.prediction else None,
-            "reference": str(item.reference) if item.reference else None,
-            "meta": {}, "notes": [], "inputs": {}, "scores": None}
+            self._pool.close()
 
 
 # ---------------------------------------------------------------------- ray
@@ -169,7 +177,8 @@ class RayExecutor:
         gpus, device = ray_gpus(spec.device, float(ray.cluster_resources().get("GPU", 0)))
         # each actor reserves as many CPUs as it runs math threads (1 unless asked otherwise)
         self.threads = spec.threads or 1
-        actor_cls = ray.remote(num_cpus=self.threads, num_gpus=gpus)(_RayWorker)
+        # a dead actor (OOM, kill -9) is restarted and its item retried once
+        actor_cls = ray.remote(num_cpus=self.threads, num_gpus=gpus, max_restarts=-1, max_task_retries=1)(_RayWorker)
         self.actors = [actor_cls.remote(replace(spec, threads=self.threads, device=device))
                        for _ in range(max(1, jobs))]
         self.gpus_per_actor = gpus
@@ -203,7 +212,7 @@ class RayExecutor:
                     yield ray.get(ref)
                 except Exception as exc:  # an actor failure fails only its item
                     log.warning("ray worker failed on %s: %s", item.id, exc)
-                    yield item.id, error_row(item, f"worker crashed: {type(exc).__name__}: {exc}"), None
+                    yield item.id, error_row(item, crash_message(item, f"{type(exc).__name__}: {exc}")), None
 
     def close(self) -> None:
         for a in self.actors:

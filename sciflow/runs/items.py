@@ -36,7 +36,12 @@ def pair_items(pred_dir: Path, ref_dir: Path) -> tuple[list[Item], list[str]]:
     """Pair ``REF_DIR/*.json`` with predictions in ``PRED_DIR`` by file stem.
 
     Returns the items (sorted by id) and the stems of predictions that have no reference.
-    When a stem has both a graph (``.json``) and an image, the graph is used and a note says so.
+
+    Several predictions with one stem (``x.json`` and ``x.png``, or ``x.png`` and ``x.bmp``): one
+    is scored, by a fixed precedence -- a graph (``.json``) before an image, then the first by
+    file name (``x.bmp`` before ``x.png``) -- and the item gets a note naming every file and the
+    one used (logged as a warning by the run, kept in the row's ``notes``). Several references
+    with one stem (``x.json`` and ``x.JSON``) likewise: the first by file name is used, with a note.
     An image beside a reference with the same stem (``REF_DIR/<stem>.png`` ...) is the item's
     source figure, used by the perceptual-similarity term of the image level.
     """
@@ -44,10 +49,14 @@ def pair_items(pred_dir: Path, ref_dir: Path) -> tuple[list[Item], list[str]]:
         if not d.is_dir():
             raise ScoringError(f"{what} folder not found: {d}")
     refs: dict[str, Path] = {}
+    ref_clashes: dict[str, list[Path]] = {}
     sources: dict[str, Path] = {}
     for p in sorted(ref_dir.iterdir()):
         if p.is_file() and p.suffix.lower() == ".json":
-            refs[p.stem] = p
+            if p.stem in refs:
+                ref_clashes.setdefault(p.stem, [refs[p.stem]]).append(p)
+            else:
+                refs[p.stem] = p
         elif p.is_file() and p.suffix.lower() in IMAGE_SUFFIXES:
             sources.setdefault(p.stem, p)
     preds: dict[str, list[Path]] = {}
@@ -58,9 +67,13 @@ def pair_items(pred_dir: Path, ref_dir: Path) -> tuple[list[Item], list[str]]:
     for stem in sorted(refs):
         cands = sorted(preds.get(stem, []), key=lambda p: (p.suffix.lower() not in GRAPH_SUFFIXES, p.name))
         item = Item(stem, refs[stem], cands[0] if cands else None, sources.get(stem))
+        if stem in ref_clashes:
+            names = ", ".join(p.name for p in ref_clashes[stem])
+            item.notes.append(f"several references for {stem!r}: {names}; using {refs[stem].name}")
         if len(cands) > 1:
             item.notes.append(
                 f"several predictions for {stem!r}: {', '.join(p.name for p in cands)}; using {cands[0].name}"
+                " (a .json before an image, then by file name)"
             )
         items.append(item)
     orphans = sorted(set(preds) - set(refs))

@@ -7,19 +7,28 @@
   hashes and the parser-config hash). The entry holds the DiagramGraph JSON and backends.
   A hit skips parsing; a corrupt entry is ignored and rewritten.
 * A failure on one item is recorded in its :class:`ParseOutcome` (``error``) and never stops
-  the batch. Outcomes come back in the order of ``paths``.
+  the batch. Outcomes come back in the order of ``paths``. With ``jobs > 1`` the workers are
+  supervised (:class:`~sciflow.runs.pool.WorkerPool`): a worker that dies fails only the image it
+  was parsing, after one retry, and workers exit when this process dies.
+* Output names (:func:`output_ids`): an image's item id, and the name of its graph file
+  ``OUT/<id>.json``, is its stem when no other input shares that stem, else its file name
+  (``x.png`` and ``x.bmp`` give ``x.png.json`` and ``x.bmp.json``: both are kept, and a warning
+  and each outcome's ``notes`` say so); a name still taken (the same file name in two folders)
+  gets ``-2``, ``-3`` ... Names are compared case-insensitively, so that no two outputs collide
+  on a case-insensitive file system. The same file given twice is parsed once.
+* Graph files are written atomically (:func:`sciflow.runs.files.write_atomic`); a full disk
+  raises :class:`~sciflow.runs.files.OutputError` (one line).
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import logging
-import multiprocessing
 import os
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -29,6 +38,8 @@ from sciflow.format.graph import DiagramGraph
 from sciflow.format.hashing import file_sha256
 from sciflow.format.imageio import RASTER_SUFFIXES, VECTOR_SUFFIXES
 from sciflow.models.device import resolve_device, uses_onnxruntime
+from sciflow.runs.files import json_text, prepare_folder, write_atomic
+from sciflow.runs.pool import WorkerPool
 
 log = logging.getLogger(__name__)
 
@@ -44,7 +55,37 @@ class ParseOutcome:
     cached: bool
     seconds: float
     backends: dict[str, str] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)  # e.g. a stem shared with another input
+    output: Path | None = None  # the graph file written (parse_to_dir)
 
+
+def output_ids(paths: Sequence[Path]) -> tuple[list[str], list[list[str]]]:
+    """The item id (and output stem) of every path and its notes (one per clash, see the
+    module docstring): the stem when it is unique, else the file name, made unique with
+    ``-2`` ...; compared case-insensitively."""
+    stems: dict[str, list[Path]] = {}
+    for p in paths:
+        stems.setdefault(p.stem.casefold(), []).append(p)
+    taken: set[str] = set()
+    ids: list[str] = []
+    for p in paths:
+        want = p.stem if len(stems[p.stem.casefold()]) == 1 else p.name
+        name, n = want, 1
+        while name.casefold() in taken:
+            n += 1
+            name = f"{want}-{n}"
+        taken.add(name.casefold())
+        ids.append(name)
+    notes: list[list[str]] = [[] for _ in paths]
+    for group in stems.values():
+        if len(group) > 1:
+            where = [i for i, p in enumerate(paths) if p.stem.casefold() == group[0].stem.casefold()]
+            note = (f"{len(where)} inputs share the stem {group[0].stem!r} ("
+                    + ", ".join(str(paths[i]) for i in where) + "): each is named by its file name ("
+                    + ", ".join(f"{ids[i]}.json" for i in where) + ")")
+            for i in where:
+                notes[i].append(note)
+    return ids, notes
 
 
 def cache_key(path: Path, fingerprint: dict[str, Any]) -> str:
@@ -69,11 +110,17 @@ def _read_cache(cache_dir: Path, key: str) -> tuple[DiagramGraph, dict[str, str]
 
 
 def _write_cache(cache_dir: Path, key: str, graph: DiagramGraph, backends: dict[str, str]) -> None:
+    """Store a cache entry atomically; a failure (a full disk) only costs the entry."""
     f = _cache_file(cache_dir, key)
-    f.parent.mkdir(parents=True, exist_ok=True)
     tmp = f.with_suffix(f".tmp{os.getpid()}")
-    tmp.write_text(json.dumps({"graph": graph.to_dict(), "backends": backends}, ensure_ascii=False), "utf-8")
-    tmp.replace(f)
+    try:
+        f.parent.mkdir(parents=True, exist_ok=True)
+        tmp.write_text(json.dumps({"graph": graph.to_dict(), "backends": backends}, ensure_ascii=False), "utf-8")
+        tmp.replace(f)
+    except OSError as exc:
+        log.warning("cache entry %s not written: %s", f, exc.strerror or exc)
+        with contextlib.suppress(OSError):
+            tmp.unlink()
 
 
 # ------------------------------------------------------------------ worker side
@@ -140,7 +187,9 @@ def parse_many(
     (cpu | cuda | cuda:N | auto, :func:`sciflow.models.device.resolve_device`) is where the models run;
     it is not part of the parser fingerprint, so it never changes a cache key."""
     paths = [Path(p) for p in paths]
-    ids = [p.stem for p in paths]
+    ids, notes = output_ids(paths)
+    for note in dict.fromkeys(n for ns in notes for n in ns):
+        log.warning(note)
     cdir = str(cache_dir) if cache_dir is not None else None
     ddir = str(debug_dir) if debug_dir is not None else None
     results: list[ParseOutcome | None] = [None] * len(paths)
@@ -148,30 +197,29 @@ def parse_many(
         return []
     # fail fast (DeviceError) before any worker starts
     resolve_device(device, need_onnxruntime=uses_onnxruntime(config.parser))
+
+    def done(i: int, r: tuple[Any, ...]) -> None:
+        oc = _outcome(paths[i], ids[i], r)
+        oc.notes = list(notes[i])
+        results[i] = oc
+        if on_done:
+            on_done(oc)
+
     if jobs <= 1:
         _init_worker(dict(config.data), device)
         for i, p in enumerate(paths):
-            oc = _outcome(p, ids[i], _parse_one(str(p), ids[i], cdir, ddir))
-            results[i] = oc
-            if on_done:
-                on_done(oc)
+            done(i, _parse_one(str(p), ids[i], cdir, ddir))
     else:
-        # spawn, not fork: forked children of a process that already ran torch/onnxruntime can deadlock.
-        ctx = multiprocessing.get_context("spawn")
-        with ProcessPoolExecutor(
-            max_workers=jobs, initializer=_init_worker, initargs=(dict(config.data), device), mp_context=ctx
-        ) as ex:
-            futs = {ex.submit(_parse_one, str(p), ids[i], cdir, ddir): i for i, p in enumerate(paths)}
-            for fut in as_completed(futs):
-                i = futs[fut]
-                try:
-                    r = fut.result()
-                except Exception as exc:  # noqa: BLE001 - a crashed worker fails only its item
-                    r = (None, f"{type(exc).__name__}: {exc}", False, 0.0, {})
-                oc = _outcome(paths[i], ids[i], r)
-                results[i] = oc
-                if on_done:
-                    on_done(oc)
+        pool = WorkerPool(jobs, _init_worker, (dict(config.data), device))
+        try:
+            tasks = [(i, (str(p), ids[i], cdir, ddir)) for i, p in enumerate(paths)]
+            for i, r, failure in pool.map_unordered(_parse_one, tasks):
+                if failure is not None:  # a worker that died (twice) fails only its image
+                    verb = "crashed" if failure.crashed else "failed"
+                    r = (None, f"worker {verb} while parsing {paths[i]}: {failure.message}", False, 0.0, {})
+                done(i, r)
+        finally:
+            pool.close()
     return [r for r in results if r is not None]
 
 
@@ -195,7 +243,14 @@ def collect_images(inputs: Sequence[Path]) -> list[Path]:
             out.append(p)
         else:
             raise FileNotFoundError(f"no such file or folder: {p}")
-    return out
+    seen: set[Path] = set()
+    unique = []
+    for p in out:  # the same file given twice (a folder and a file in it) is parsed once
+        key = p.resolve()
+        if key not in seen:
+            seen.add(key)
+            unique.append(p)
+    return unique
 
 
 def parse_to_dir(
@@ -209,13 +264,17 @@ def parse_to_dir(
     on_done: Callable[[ParseOutcome], None] | None = None,
     device: str = "cpu",
 ) -> list[ParseOutcome]:
-    """:func:`parse_many`, then write ``OUT_DIR/<stem>.json`` for every image that parsed.
-    Failed items are only reported in the outcomes (a non-image file gets a clear error)."""
+    """:func:`parse_many`, then write ``OUT_DIR/<id>.json`` for every image that parsed (the id is
+    the stem, or the file name when inputs share a stem: :func:`output_ids`), atomically; each
+    outcome's ``output`` is the file written. Failed items are only reported in the outcomes (a
+    non-image file gets a clear error). :class:`~sciflow.runs.files.OutputError` when ``OUT_DIR``
+    is a file or cannot be created, checked before any model loads, or when the disk is full."""
+    out_dir = Path(out_dir)
+    prepare_folder(out_dir)
     outcomes = parse_many(paths, config, jobs=jobs, cache_dir=cache_dir, debug_dir=debug_dir, on_done=on_done,
                           device=device)
-    out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
     for o in outcomes:
         if o.graph is not None:
-            o.graph.save(out_dir / f"{o.item_id}.json")
+            o.output = out_dir / f"{o.item_id}.json"
+            write_atomic(o.output, json_text(o.graph.to_dict()))
     return outcomes

@@ -6,8 +6,10 @@ A row records ``config_hash``, ``metric_version`` (:data:`sciflow.metrics.METRIC
 when it was scored) and the SHA-256 of its inputs; :func:`reusable_rows` keeps the rows of a
 previous run whose inputs, configuration and metric version are unchanged, so a rerun redoes
 only what is missing or changed. :func:`finalize` rewrites the file once at the end, sorted by
-item id with one row per item, atomically (temp file + rename), so the finished file is the
-same bit for bit however the run was interrupted or ordered.
+item id with one row per item, atomically (:func:`sciflow.runs.files.write_atomic`: temp file +
+rename, no temp left on failure), so the finished file is the same bit for bit however the run
+was interrupted or ordered. An ``OSError`` while writing (a full disk) raises
+:class:`~sciflow.runs.files.OutputError` with one line.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from sciflow.metrics import METRIC_VERSION
+from sciflow.runs.files import write_atomic, write_error
 
 log = logging.getLogger(__name__)
 
@@ -68,19 +71,31 @@ def reusable_rows(
 
 
 class ResultsLog:
-    """Append-and-flush writer of ``results.jsonl`` (single writer)."""
+    """Append-and-flush writer of ``results.jsonl`` (single writer); ``OSError`` becomes
+    :class:`~sciflow.runs.files.OutputError`."""
 
     def __init__(self, path: Path, keep_existing: bool):
         self.path = path
-        self._f = path.open("a" if keep_existing else "w", encoding="utf-8")
+        try:
+            self._f = path.open("a" if keep_existing else "w", encoding="utf-8")
+            if keep_existing and self._f.tell() > 0 and not _ends_with_newline(path):
+                self._f.write("\n")  # a line cut short by a crash stays one (dropped) line
+        except OSError as exc:
+            raise write_error(path, exc) from exc
 
     def append(self, row: dict[str, Any]) -> None:
-        self._f.write(json.dumps(row, ensure_ascii=False) + "\n")
-        self._f.flush()
-        os.fsync(self._f.fileno())
+        try:
+            self._f.write(json.dumps(row, ensure_ascii=False) + "\n")
+            self._f.flush()
+            os.fsync(self._f.fileno())
+        except OSError as exc:
+            raise write_error(self.path, exc) from exc
 
     def close(self) -> None:
-        self._f.close()
+        try:
+            self._f.close()
+        except OSError as exc:
+            raise write_error(self.path, exc) from exc
 
     def __enter__(self) -> ResultsLog:
         return self
@@ -89,13 +104,13 @@ class ResultsLog:
         self.close()
 
 
+def _ends_with_newline(path: Path) -> bool:
+    with path.open("rb") as f:
+        f.seek(-1, os.SEEK_END)
+        return f.read(1) == b"\n"
+
+
 def finalize(path: Path, rows: Iterable[dict[str, Any]]) -> None:
     """Rewrite the log sorted by id, one row per item, atomically."""
     by_id = {r["id"]: r for r in rows}
-    tmp = path.with_name(path.name + ".tmp")
-    with tmp.open("w", encoding="utf-8") as f:
-        for item in sorted(by_id):
-            f.write(json.dumps(by_id[item], ensure_ascii=False) + "\n")
-        f.flush()
-        os.fsync(f.fileno())
-    tmp.replace(path)
+    write_atomic(path, "".join(json.dumps(by_id[item], ensure_ascii=False) + "\n" for item in sorted(by_id)))

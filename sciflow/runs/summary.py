@@ -37,12 +37,14 @@ side differ in them, in config hash or in fallbacks.
 from __future__ import annotations
 
 import csv
+import io
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from sciflow.runs.files import write_atomic
 from sciflow.runs.results import read_log
 
 DIFFICULTIES = ("easy", "medium", "hard")
@@ -284,16 +286,19 @@ def leaderboard_rows(summaries: Sequence[dict[str, Any]]) -> list[dict[str, Any]
 
 
 def write_leaderboard(summaries: Sequence[dict[str, Any]], path: Path) -> list[dict[str, Any]]:
-    """Write :func:`leaderboard_rows` as CSV (floats with 6 decimals, None as ""); returns the rows."""
+    """Write :func:`leaderboard_rows` as CSV (floats with 6 decimals, None as ""), atomically
+    (:func:`sciflow.runs.files.write_atomic`; a full disk raises its one-line
+    :class:`~sciflow.runs.files.OutputError`); returns the rows."""
     rows = leaderboard_rows(summaries)
     fields: list[str] = []
     for r in rows:
         fields += [k for k in r if k not in fields]
-    with path.open("w", newline="", encoding="utf-8") as f:
-        w = csv.DictWriter(f, fieldnames=fields)
-        w.writeheader()
-        for r in rows:
-            w.writerow({k: ("" if v is None else (f"{v:.6f}" if isinstance(v, float) else v)) for k, v in r.items()})
+    buf = io.StringIO(newline="")
+    w = csv.DictWriter(buf, fieldnames=fields)
+    w.writeheader()
+    for r in rows:
+        w.writerow({k: ("" if v is None else (f"{v:.6f}" if isinstance(v, float) else v)) for k, v in r.items()})
+    write_atomic(Path(path), buf.getvalue())
     return rows
 
 

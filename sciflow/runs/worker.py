@@ -13,6 +13,7 @@ process and run, with bit-identical vectors.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 from collections.abc import Callable, Sequence
@@ -141,9 +142,45 @@ class ItemScorer:
         return out
 
 
-def _zero_scores(with_image: bool) -> dict[str, float]:
+def zero_scores(with_image: bool) -> dict[str, float]:
+    """Every score key a failed item would have had, at 0 (the image level and overall too for
+    an image prediction)."""
     keys = GRAPH_KEYS + TEXT_KEYS + ((*IMAGE_KEYS, "overall") if with_image else ())
     return {k: 0.0 for k in keys}
+
+
+
+def base_row(item: Item) -> dict[str, Any]:
+    """The row of ``item`` before anything is known about it (status ``ok``, nothing scored)."""
+    return {
+        "id": item.id,
+        "status": "ok",
+        "error": None,
+        "prediction": str(item.prediction) if item.prediction else None,
+        "reference": str(item.reference) if item.reference else None,
+        "source_image": str(item.source_image) if item.source_image else None,
+        "parsed_graph": None,
+        "meta": {},
+        "notes": list(item.notes),
+        "inputs": {},
+        "scores": None,
+        "graph_level": None,
+        "text_level": None,
+        "image_level": None,
+    }
+
+
+def error_row(item: Item, message: str) -> dict[str, Any]:
+    """The row of an item whose worker crashed or failed outside :func:`score_item`
+    (``prediction_error``, ``error`` = ``message``), built in the parent process. Its meta and
+    zero scores are filled in, or its status turned into ``reference_error`` when the reference is
+    unusable, by :func:`sciflow.runs.scoring._finish_row`. Its ``config_hash`` is None, so a
+    rerun never reuses it: the item is tried again."""
+    row = base_row(item)
+    with contextlib.suppress(OSError):
+        row["inputs"] = input_hashes(item)
+    row.update(status="prediction_error", error=message, config_hash=None, critique_written=False)
+    return row
 
 
 def score_item(
@@ -156,34 +193,28 @@ def score_item(
 
     ``parse`` turns an image prediction into a graph (or an error message). In an
     ``image_run`` (predictions are images) a missing prediction scores 0 on the image level
-    and overall too."""
-    row: dict[str, Any] = {
-        "id": item.id,
-        "status": "ok",
-        "error": None,
-        "prediction": str(item.prediction) if item.prediction else None,
-        "reference": str(item.reference) if item.reference else None,
-        "source_image": str(item.source_image) if item.source_image else None,
-        "parsed_graph": None,
-        "meta": {},
-        "notes": list(item.notes),
-        "inputs": input_hashes(item),
-        "scores": None,
-        "graph_level": None,
-        "text_level": None,
-        "image_level": None,
-    }
+    and overall too. Nothing raises: a reference that cannot be loaded, whatever the error,
+    gives ``reference_error``; a prediction that cannot be loaded, parsed or scored gives
+    ``prediction_error`` with zero scores; each ``error`` names the file."""
+    row = base_row(item)
+    try:
+        row["inputs"] = input_hashes(item)
+    except OSError as exc:  # an unreadable file: loading it below says which
+        log.debug("%s: no input hashes: %s", item.id, exc)
     try:
         assert item.reference is not None
         ref = load_graph(item.reference)
     except GraphFormatError as exc:
         row.update(status="reference_error", error=str(exc))
         return row, None
+    except Exception as exc:  # noqa: BLE001 - RecursionError, MemoryError, OSError ...: still the reference's fault
+        row.update(status="reference_error", error=f"{item.reference}: unusable reference: {type(exc).__name__}: {exc}")
+        return row, None
     row["meta"] = {k: ref.meta[k] for k in ("area", "difficulty") if k in ref.meta}
     image_pred = is_image(item.prediction)
     if item.prediction is None:
         row.update(status="missing_prediction", error="no prediction for this reference",
-                   scores=_zero_scores(with_image=image_run))
+                   scores=zero_scores(with_image=image_run))
         return row, None
     parsed = None
     try:
@@ -198,11 +229,21 @@ def score_item(
             pred = parsed
             row["parsed_graph"] = f"parsed/{item.id}.json"
     except GraphFormatError as exc:
-        row.update(status="prediction_error", error=str(exc), scores=_zero_scores(with_image=image_pred))
+        row.update(status="prediction_error", error=str(exc), scores=zero_scores(with_image=image_pred))
         return row, None
-    result = scorer(
-        pred, ref, image=item.prediction if image_pred else None, source_image=item.source_image
-    )
+    except Exception as exc:  # noqa: BLE001 - a failure on one item never stops the run
+        row.update(status="prediction_error", scores=zero_scores(with_image=image_pred),
+                   error=f"{item.prediction}: unusable prediction: {type(exc).__name__}: {exc}")
+        return row, None
+    try:
+        result = scorer(
+            pred, ref, image=item.prediction if image_pred else None, source_image=item.source_image
+        )
+    except Exception as exc:  # noqa: BLE001
+        log.warning("%s: scoring failed: %s", item.prediction, exc, exc_info=True)
+        row.update(status="prediction_error", parsed_graph=None, scores=zero_scores(with_image=image_pred),
+                   error=f"{item.prediction}: scoring failed: {type(exc).__name__}: {exc}")
+        return row, None
     row["notes"] += result.pop("notes", [])
     row.update(result)
     return row, parsed
