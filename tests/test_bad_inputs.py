@@ -52,9 +52,7 @@ pdf_huge       one 14400x14400 pt page             ``PDF page 1 is 14400x14400 p
 =============  ==================================  ==============================================================
 
 The message is what :mod:`sciflow.format.imageio` raises (:class:`ImageLoadError`); the target
-is the row's error equal to it. Today the worker wraps it (``invalid graph file <P>: parse
-failed: ImageLoadError: unreadable image ...``, issue 19 item 15): the battery asserts the
-message is in the error, and the exact error in a strict xfail.
+is the row's error equal to it (the worker passes it on word for word).
 
 Score run: graph files
 ======================
@@ -106,9 +104,8 @@ Parse run
 :func:`parse_many` over every image item above, plus a graph file handed to the parser
 (``unreadable image <P>: not a recognised image file``): each image that loads has a graph and no
 error (the two boxes read where drawn); each one refused has no graph, its error ends with the
-image message of the table, and the header-checked ones (``*_huge``) take under a second. The
-target, a strict xfail until the parse batch stops prefixing the exception's type name (issue
-19 item 15), is the error equal to the message.
+image message of the table, and the header-checked ones (``*_huge``) take under a second; the
+error equals the message (no exception type name in front).
 """
 
 from __future__ import annotations
@@ -475,8 +472,6 @@ def test_bad_images_are_prediction_errors_with_the_image_message(battery):
             assert expected in row["error"], (item, row["error"])
 
 
-@pytest.mark.xfail(strict=True, reason="issue 19 item 15: sciflow/runs/worker.py wraps image load errors as "
-                                       "'invalid graph file <P>: parse failed: ImageLoadError: ...'")
 def test_bad_image_rows_carry_the_image_message_verbatim(battery):
     for item in IMAGE_BAD:
         assert matches(battery["rows"][item]["error"], image_message(item, battery)), item
@@ -549,8 +544,6 @@ def test_parse_run_reports_every_bad_image(battery, parsed):
         assert parsed[item].seconds < 1.0, (item, parsed[item].seconds)
 
 
-@pytest.mark.xfail(strict=True, reason="issue 19 item 15: sciflow/runs/parse_batch.py prefixes the exception's "
-                                       "type name ('ImageLoadError: unreadable image ...')")
 def test_parse_run_errors_are_the_image_message_verbatim(battery, parsed):
     for item in [*IMAGE_BAD, "json_dup_ids"]:
         assert matches(parsed[item].error, parse_message(item, battery)), item

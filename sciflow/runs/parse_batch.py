@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from sciflow.config import Config
-from sciflow.format.graph import DiagramGraph
+from sciflow.format.graph import DiagramGraph, GraphFormatError
 from sciflow.format.hashing import file_sha256
 from sciflow.format.imageio import RASTER_SUFFIXES, VECTOR_SUFFIXES
 from sciflow.models.device import resolve_device, uses_onnxruntime
@@ -163,7 +163,10 @@ def _parse_with(
         return graph, None, False, time.perf_counter() - t0, res.backends
     except Exception as exc:  # noqa: BLE001 - per-item errors never stop the batch
         log.warning("%s: parse failed: %s", path, exc)
-        return None, f"{type(exc).__name__}: {exc}", False, time.perf_counter() - t0, {}
+        # an input error already names the file and says what is wrong; anything else is a
+        # parser failure, named by its type
+        message = str(exc) if isinstance(exc, GraphFormatError) else f"{type(exc).__name__}: {exc}"
+        return None, message, False, time.perf_counter() - t0, {}
 
 
 def _outcome(path: Path, item_id: str, r: tuple[Any, ...]) -> ParseOutcome:

@@ -224,8 +224,11 @@ def score_item(
             if parse is None:
                 raise GraphFormatError(str(item.prediction), [("$", "image predictions need the parser")])
             parsed, err = parse(item.prediction)
-            if parsed is None:
-                raise GraphFormatError(str(item.prediction), [("$", f"parse failed: {err}")])
+            if parsed is None:  # an image error names its file already ("unreadable image <file>: ...")
+                named = bool(err) and str(item.prediction) in err
+                row.update(status="prediction_error", scores=zero_scores(with_image=image_pred),
+                           error=err if named else f"{item.prediction}: parse failed: {err}")
+                return row, None
             pred = parsed
             row["parsed_graph"] = f"parsed/{item.id}.json"
     except GraphFormatError as exc:

@@ -28,7 +28,7 @@ def test_cache_and_errors(tmp_path):
     assert [o.item_id for o in out] == ["good", "bad"] and len(seen) == 2
     assert out[0].error is None and not out[0].cached and out[0].backends["text_spotter"] == "rapidocr"
     assert {n.label for n in out[0].graph.nodes} == {"Encoder", "Decoder"}
-    assert out[1].graph is None and "ImageLoadError" in out[1].error and "bad.png" in out[1].error
+    assert out[1].graph is None and "unreadable image" in out[1].error and "bad.png" in out[1].error
     again = parse_many(paths, Config(), jobs=1, cache_dir=cache)
     assert again[0].cached and again[0].graph == out[0].graph
     assert not again[1].cached
