@@ -7,6 +7,7 @@ import http.client
 import inspect
 import json
 import re
+import socket
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -203,7 +204,15 @@ def test_serve_binds_to_loopback_by_default(tmp_path: Path, monkeypatch) -> None
     seen: dict = {}
     import uvicorn
 
-    monkeypatch.setattr(uvicorn, "run", lambda app, host, port, log_level: seen.update(host=host, port=port))
-    serve(tmp_path / "figs", tmp_path / "out", annotator="a")
-    assert seen == {"host": "127.0.0.1", "port": 8765}
+    def run(self, sockets) -> None:  # the socket serve() bound, handed to uvicorn
+        seen.update(host=self.config.host, port=self.config.port, bound=sockets[0].getsockname()[:2])
+
+    monkeypatch.setattr(uvicorn.Server, "run", run)
+    port = inspect.signature(serve).parameters["port"].default
+    assert port == 8765
+    with socket.socket() as s:  # a free port: 8765 may be taken on the test machine
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    serve(tmp_path / "figs", tmp_path / "out", annotator="a", port=port)
+    assert seen == {"host": "127.0.0.1", "port": port, "bound": ("127.0.0.1", port)}
     assert server_mod._split_host("[::1]:8765") == ("::1", 8765)

@@ -1,19 +1,69 @@
 """The ``sciflow`` command line: argument parsing and presentation only (one module per command
-group; :mod:`sciflow.cli.arguments` defines every command and option)."""
+group; :mod:`sciflow.cli.arguments` defines every command and option).
+
+Errors end a command with one line on stderr and a non-zero exit code, never a traceback
+(``sciflow -v ...`` adds it):
+
+- an expected error, rc 2: ``error: <what went wrong>`` (``config error: ...`` for a config
+  file). Expected are sciflow's own exception classes (each raised on purpose, with a message for
+  the person running the command: an invalid graph file, a missing folder, a model that cannot be
+  loaded ...) and ``OSError`` (a missing or unreadable file, a full disk);
+- anything else, rc 1: ``error: unexpected <ExceptionType>: <message> (a bug: rerun with
+  `sciflow -v ...` for the traceback)``;
+- Ctrl+C, rc 130: ``interrupted``.
+"""
 
 from __future__ import annotations
 
 import logging
 import sys
+import traceback
 from collections.abc import Sequence
 
 from rich.logging import RichHandler
 
 from sciflow.cli.arguments import build_parser
-from sciflow.cli.common import console, err_console, leaderboard_table
+from sciflow.cli.common import console, err_console, error_text, leaderboard_table, print_error, qmsg
 from sciflow.config import ConfigError
 
-__all__ = ["build_parser", "console", "err_console", "leaderboard_table", "main"]
+__all__ = ["build_parser", "console", "err_console", "is_expected_error", "leaderboard_table", "main"]
+
+#: words of an ImageModelUnavailable message about weights that are not on this machine
+_MISSING_WEIGHTS = ("unavailable", "not cached", "cannot download", "offline mode is set")
+_WEIGHTS_HINT = ("fetch them with `sciflow download-models` on a machine with internet, or let the config fall back "
+                 "(image.semantic_backend / image.perceptual_backend = \"auto\")")
+
+
+def is_expected_error(exc: BaseException) -> bool:
+    """True for an error the person running the command can act on: an exception class of
+    sciflow's own (every one is raised on purpose, with a message meant for the user) or an
+    ``OSError`` (a missing or unreadable file, a full disk)."""
+    if isinstance(exc, OSError):
+        return True
+    return any(cls.__module__.split(".")[0] == "sciflow" for cls in type(exc).__mro__)
+
+
+def _hint(exc: BaseException, text: str) -> str:
+    """``text``, with how to get the weights when ``exc`` says a model's weights are missing."""
+    missing = any(cls.__name__ == "ImageModelUnavailable" for cls in type(exc).__mro__)
+    if missing and "download-models" not in text and any(w in text for w in _MISSING_WEIGHTS):
+        return f"{text} ({_WEIGHTS_HINT})"
+    return text
+
+
+def report_error(exc: BaseException, verbose: bool = False) -> int:
+    """Print one line for ``exc`` (the traceback before it with ``verbose``); the exit code."""
+    if verbose:
+        traceback.print_exception(type(exc), exc, exc.__traceback__, file=sys.stderr)
+    if isinstance(exc, ConfigError):
+        print_error(exc, "config error")
+        return 2
+    if is_expected_error(exc):
+        print_error(_hint(exc, error_text(exc)))
+        return 2
+    err_console.print(f"[red]error:[/red] unexpected {type(exc).__name__}: {qmsg(error_text(exc))} "
+                      "(a bug: rerun with `sciflow -v ...` for the traceback)")
+    return 1
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -25,9 +75,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     try:
         return args.func(args)
-    except ConfigError as exc:
-        err_console.print(f"[red]config error:[/red] {exc}")
-        return 2
+    except KeyboardInterrupt:
+        err_console.print("interrupted")
+        return 130
+    except BrokenPipeError:  # `sciflow ... | head`: the reader is gone, nothing to say
+        return 1
+    except Exception as exc:
+        return report_error(exc, verbose=args.verbose)
 
 
 if __name__ == "__main__":

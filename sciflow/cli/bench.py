@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from sciflow.cli.common import _key_values, _progress, console, err_console
+from sciflow.cli.common import _key_values, _progress, console, err_console, print_error, q, qmsg
 
 
 def _run_generation(generator, args: argparse.Namespace) -> int:
@@ -17,17 +17,17 @@ def _run_generation(generator, args: argparse.Namespace) -> int:
             outcomes = run_generator(
                 generator, args.refs, args.out, style=args.style, resume=not args.no_resume,
                 on_start=lambda n: progress.update(task, total=n),
-                on_item=lambda o: progress.update(task, advance=1, description=o.item_id),
+                on_item=lambda o: progress.update(task, advance=1, description=str(o.item_id)),
             )
         except GeneratorError as exc:
-            err_console.print(f"[red]error:[/red] {exc}")
+            print_error(exc)
             return 2
     for o in outcomes:
         if o.status == "error":
-            err_console.print(f"[red]failed[/red] {o.item_id}: {o.error}")
+            err_console.print(f"[red]failed[/red] {q(o.item_id)}: {qmsg(o.error)}")
     counts = {k: sum(o.status == k for o in outcomes) for k in ("ok", "skipped", "error")}
     console.print(
-        f"{counts['ok']} generated, {counts['skipped']} already done, {counts['error']} failed -> {args.out}/"
+        f"{counts['ok']} generated, {counts['skipped']} already done, {counts['error']} failed -> {q(args.out)}/"
     )
     return 1 if counts["error"] else 0
 
@@ -39,7 +39,7 @@ def cmd_generate(args: argparse.Namespace) -> int:
     try:
         gen = get_generator(args.name, **options)
     except GeneratorError as exc:
-        err_console.print(f"[red]error:[/red] {exc}")
+        print_error(exc)
         return 2
     return _run_generation(gen, args)
 
@@ -50,7 +50,7 @@ def cmd_perturb(args: argparse.Namespace) -> int:
     try:
         gen = PerturbedGenerator(severity=args.severity, seed=args.seed, degrade=args.degrade)
     except GeneratorError as exc:
-        err_console.print(f"[red]error:[/red] {exc}")
+        print_error(exc)
         return 2
     return _run_generation(gen, args)
 
@@ -61,7 +61,7 @@ def cmd_detector_dataset(args: argparse.Namespace) -> int:
     try:
         shares = parse_shares(args.styles)
     except ValueError as exc:
-        err_console.print(f"[red]error:[/red] {exc}")
+        print_error(exc)
         return 2
     with _progress("rendering") as progress:
         task = progress.add_task("", total=args.n)
@@ -70,7 +70,7 @@ def cmd_detector_dataset(args: argparse.Namespace) -> int:
             progress=lambda k: progress.update(task, completed=k), shares=shares,
         )
     console.print_json(json.dumps({k: summary[k] for k in ("images", "boxes", "styles")}))
-    console.print(f"dataset written to {args.out}/ (data.yaml, dataset.json)")
+    console.print(f"dataset written to {q(args.out)}/ (data.yaml, dataset.json)")
     return 0
 
 
@@ -84,16 +84,14 @@ def cmd_detector_train(args: argparse.Namespace) -> int:
     try:
         meta = train(config, args.out, resume=args.resume)
     except (FileNotFoundError, RuntimeError) as exc:
-        err_console.print(f"[red]error:[/red] {exc}")
+        print_error(exc)
         return 2
     console.print_json(json.dumps({"validation": meta["validation"], "onnx_sha256": meta["onnx_sha256"]}))
-    console.print(f"weights and metadata in {args.out}/ (layout-detector.onnx, layout-detector.json)")
+    console.print(f"weights and metadata in {q(args.out)}/ (layout-detector.onnx, layout-detector.json)")
     return 0
 
 
 def cmd_synth(args: argparse.Namespace) -> int:
-    from rich.markup import escape
-
     from sciflow.bench.synth.browser import BrowserUnavailable
     from sciflow.bench.synth.styles import StyleError, parse_knobs, synth_items
 
@@ -107,13 +105,13 @@ def cmd_synth(args: argparse.Namespace) -> int:
                 progress.advance(task)
                 if o.status == "failed":
                     failed.append(o.item)
-                    err_console.print(f"[red]failed[/red] {escape(o.item)}: {escape(o.error or '')}")
+                    err_console.print(f"[red]failed[/red] {q(o.item)}: {qmsg(o.error or '')}")
 
             outcomes = synth_items(args.style, args.n, args.out, seed=args.seed, knobs=knobs, on_item=on_item)
     except (StyleError, BrowserUnavailable) as exc:
-        err_console.print(f"[red]error:[/red] {escape(str(exc))}")
+        print_error(exc)
         return 2
     kept = sum(o.status == "kept" for o in outcomes)
-    console.print(f"{len(outcomes) - len(failed)} of {len(outcomes)} items in {escape(str(args.out))}/ "
+    console.print(f"{len(outcomes) - len(failed)} of {len(outcomes)} items in {q(args.out)}/ "
                   f"({kept} already there){f'; {len(failed)} failed' if failed else ''}")
     return 1 if failed else 0

@@ -8,12 +8,65 @@ from collections.abc import Sequence
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
 # Wide enough for the leaderboard when output is piped (rich defaults to 80 columns there).
 console = Console(width=None if sys.stdout.isatty() else 120)
 err_console = Console(stderr=True, soft_wrap=True)
+
+
+def q(value: Any) -> str:
+    """A value that came from input (a file name, an id, a label, a run name), ready for a rich
+    markup string: escaped (``[/bold]`` and ``[nan, 0, 10, 10]`` print as written) and on one
+    line (a line break shows as ``\\n``)."""
+    return escape(str(value).replace("\r", "\\r").replace("\n", "\\n"))
+
+
+def one_line(text: Any) -> str:
+    """A message on one line: its lines, stripped, joined with ``; `` (not escaped)."""
+    return "; ".join(part.strip() for part in str(text).splitlines() if part.strip())
+
+
+def qmsg(text: Any) -> str:
+    """A message that came from input or an exception, escaped and on one line."""
+    return escape(one_line(text))
+
+
+def problem_lines(exc: BaseException) -> list[str]:
+    """One line per problem of a :class:`~sciflow.format.graph.GraphFormatError` (``<file>:
+    <json path>: <reason>``, the path left out for the whole document), not escaped."""
+    source = getattr(exc, "source", "")
+    return [f"{source}: {reason}" if path == "$" else f"{source}: {path}: {reason}"
+            for path, reason in getattr(exc, "problems", [])]
+
+
+def error_text(exc: BaseException) -> str:
+    """One line saying what went wrong, for an exception the person can act on (not escaped).
+
+    A graph file with several problems is named with its first (``sciflow validate`` lists
+    them all); an ``OSError`` is its reason and file; anything else its message on one line."""
+    from sciflow.format.graph import GraphFormatError
+
+    text = str(exc)
+    if isinstance(exc, GraphFormatError) and "\n" in text and getattr(exc, "problems", None):
+        first = problem_lines(exc)[0]
+        more = len(exc.problems) - 1
+        return f"invalid graph file {first} (and {more} more problem{'s' if more > 1 else ''}; " \
+               f"`sciflow validate {exc.source}` lists them)"
+    if isinstance(exc, OSError) and exc.strerror:
+        files = [f for f in (exc.filename, exc.filename2) if f is not None]
+        return f"{exc.strerror}: {' -> '.join(map(str, files))}" if files else exc.strerror
+    if isinstance(exc, RecursionError):
+        return "input nested too deeply to read"
+    return one_line(text) or type(exc).__name__
+
+
+def print_error(exc: BaseException | str, prefix: str = "error") -> None:
+    """``error: <one line>`` on stderr (the message escaped)."""
+    text = exc if isinstance(exc, str) else error_text(exc)
+    err_console.print(f"[red]{escape(prefix)}:[/red] {qmsg(text)}")
 
 
 _HEADERS = {
@@ -49,7 +102,10 @@ def leaderboard_table(summaries: Sequence[dict[str, Any]], title: str = "sciflow
             return v[:7] + (DIFFERS if v.endswith(DIFFERS) else "")
         return _fmt(v)
 
-    table = Table(title=title)
+    def shown(r: dict[str, Any], c: str) -> str:  # cells are rich markup: a run name is input
+        return q(cell(r, c))
+
+    table = Table(title=q(title))
     for c in cols:  # numbers are never cut either (headers wrap instead)
         width = max((len(cell(r, c)) for r in rows), default=1) if c != "run" else None
         table.add_column(_HEADERS.get(c, c), justify="left" if c == "run" else "right", no_wrap=c == "run",
@@ -58,7 +114,7 @@ def leaderboard_table(summaries: Sequence[dict[str, Any]], title: str = "sciflow
         width = max(len(_HEADERS.get(c, c)), *(len(cell(r, c)) for r in rows))
         table.add_column(_HEADERS.get(c, c), justify="left", no_wrap=True, min_width=width)
     for r in rows:
-        table.add_row(*[cell(r, c) for c in cols + provenance])
+        table.add_row(*[shown(r, c) for c in cols + provenance])
     return table
 
 
@@ -67,20 +123,21 @@ def breakdown_table(summary: dict[str, Any], key: str, title: str) -> Table | No
     if not cells:
         return None
     metrics = [k for k in ("graph", "node_f1", "edge_f1") if k in summary["means"]]
-    table = Table(title=title)
+    table = Table(title=q(title))
     table.add_column(key.replace("by_", ""))
     table.add_column("n", justify="right")
     for m in metrics:
         table.add_column(m, justify="right")
     for name, cell in cells.items():
-        table.add_row(name, str(cell["n"]), *[_fmt(cell.get(m)) for m in metrics])
+        table.add_row(q(name), str(cell["n"]), *[_fmt(cell.get(m)) for m in metrics])
     return table
 
 
 def _progress(label: str) -> Progress:
+    """A progress bar on stderr; ``description`` is shown as plain text (an item id is input)."""
     return Progress(
-        TextColumn(f"[bold]{label}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
-        TextColumn("{task.description}"), console=err_console, transient=True,
+        TextColumn(f"[bold]{q(label)}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
+        TextColumn("{task.description}", markup=False), console=err_console, transient=True,
     )
 
 

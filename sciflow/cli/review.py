@@ -6,15 +6,22 @@ import argparse
 import json
 import sys
 
-from sciflow.cli.common import _key_values, _progress, console, err_console
+from sciflow.cli.common import _key_values, _progress, console, print_error
 from sciflow.config import load_config
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
-    from sciflow.verify.server import serve
+    """Refused in one line, rc 2, before anything is printed or written: a host that is not a
+    loopback address, a figures folder that does not exist or holds no figure, a busy port."""
+    from sciflow.verify.server import ServeError, check_host, serve
 
-    config = load_config(args.config)
-    serve(args.figures_dir, args.out, host=args.host, port=args.port, annotator=args.annotator, config=config)
+    try:
+        check_host(args.host, args.port)  # before loading anything
+        config = load_config(args.config)
+        serve(args.figures_dir, args.out, host=args.host, port=args.port, annotator=args.annotator, config=config)
+    except (ServeError, FileNotFoundError, NotADirectoryError) as exc:
+        print_error(exc)
+        return 2
     return 0
 
 
@@ -24,13 +31,13 @@ def cmd_agreement(args: argparse.Namespace) -> int:
     try:
         report = agreement(args.verified_dir)
     except FileNotFoundError as exc:
-        err_console.print(f"[red]error:[/red] {exc}")
+        print_error(exc)
         return 2
     if args.json:
         sys.stdout.write(json.dumps(report.to_dict(), indent=2) + "\n")
     else:
         sys.stdout.write(report.format() + "\n")
-    return 0
+    return 1 if report.errors else 0  # the others are counted; an unreadable log is named in one line
 
 
 def cmd_critique(args: argparse.Namespace) -> int:
@@ -41,7 +48,7 @@ def cmd_critique(args: argparse.Namespace) -> int:
     try:
         c = critique_input(args.input, args.ref, config=load_config(args.config))
     except (GraphFormatError, ImageLoadError, FileNotFoundError) as exc:
-        err_console.print(f"[red]error:[/red] {exc}")
+        print_error(exc)
         return 2
     sys.stdout.write(format_critique(c, args.format) + "\n")
     return 0 if c.passed else 1
@@ -62,7 +69,7 @@ def cmd_rectify(args: argparse.Namespace) -> int:
                 on_item=lambda t: progress.update(task, advance=1, description=t.item_id),
             )
         except GeneratorError as exc:
-            err_console.print(f"[red]error:[/red] {exc}")
+            print_error(exc)
             return 2
     console.print_json(json.dumps(summary))
     return 0

@@ -5,10 +5,25 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
-
-from sciflow.cli.common import _progress, breakdown_table, console, err_console, leaderboard_table
+from sciflow.cli.common import _progress, breakdown_table, console, err_console, leaderboard_table, print_error, q, qmsg
 from sciflow.config import load_config
+
+
+def _check_score_inputs(args: argparse.Namespace) -> str | None:
+    """Why ``score`` cannot run on these folders (before any model loads), or None."""
+    from sciflow.runs.items import ScoringError, pair_items
+
+    try:
+        items, orphans = pair_items(args.pred_dir, args.refs)
+    except ScoringError as exc:
+        return str(exc)
+    if not items:
+        return f"no reference graph (*.json) in {args.refs}"
+    if not orphans and all(i.prediction is None for i in items):
+        return f"no prediction (a graph .json or an image) in {args.pred_dir}"
+    if args.out is not None and args.out.exists() and not args.out.is_dir():
+        return f"--out {args.out} is a file, not a folder"
+    return None
 
 
 def cmd_score(args: argparse.Namespace) -> int:
@@ -16,10 +31,11 @@ def cmd_score(args: argparse.Namespace) -> int:
     from sciflow.runs.scoring import ScoringError, run_scoring
 
     config = load_config(args.config)
-    with Progress(
-        TextColumn("[bold]scoring"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
-        TextColumn("{task.description}"), console=err_console, transient=True,
-    ) as progress:
+    problem = _check_score_inputs(args)
+    if problem:
+        print_error(problem)
+        return 2
+    with _progress("scoring") as progress:
         task = progress.add_task("", total=None)
         try:
             result = run_scoring(
@@ -29,10 +45,10 @@ def cmd_score(args: argparse.Namespace) -> int:
                 cache_dir=None if args.no_cache else args.cache_dir, resume=not args.no_resume,
                 critique=args.critique, device=args.device,
                 on_start=lambda n: progress.update(task, total=n),
-                on_item=lambda row: progress.update(task, advance=1, description=row["id"]),
+                on_item=lambda row: progress.update(task, advance=1, description=str(row["id"])),
             )
         except (ScoringError, ExecutorError) as exc:
-            err_console.print(f"[red]error:[/red] {exc}")
+            print_error(exc)
             return 2
     s = result.summary
     console.print(leaderboard_table([s]))
@@ -41,19 +57,20 @@ def cmd_score(args: argparse.Namespace) -> int:
         if t is not None:
             console.print(t)
     for e in s["errors"]:
-        err_console.print(f"[yellow]{e['status']}[/yellow] {e['id']}: {e['error']}")
+        err_console.print(f"[yellow]{q(e['status'])}[/yellow] {q(e['id'])}: {qmsg(e['error'])}")
     if s["missing"]:
-        err_console.print(f"[yellow]missing predictions ({len(s['missing'])}):[/yellow] {', '.join(s['missing'])}")
+        err_console.print(f"[yellow]missing predictions ({len(s['missing'])}):[/yellow] "
+                          f"{', '.join(q(m) for m in s['missing'])}")
     if s["unreferenced_predictions"]:
-        err_console.print(
-            f"[yellow]predictions without reference (ignored):[/yellow] {', '.join(s['unreferenced_predictions'])}"
-        )
+        err_console.print(f"[yellow]predictions without reference (ignored):[/yellow] "
+                          f"{', '.join(q(p) for p in s['unreferenced_predictions'])}")
     if s["fallbacks"]:
-        err_console.print(f"[yellow]FALLBACK backends used:[/yellow] {', '.join(s['fallbacks'])}")
+        err_console.print(f"[yellow]FALLBACK backends used:[/yellow] {', '.join(q(f) for f in s['fallbacks'])}")
     if result.n_reused:
         err_console.print(f"{result.n_reused} items reused from the previous run (unchanged inputs and config)")
     if args.out:
-        console.print(f"results written to {args.out}/ (results.jsonl, summary.json, leaderboard.csv, manifest.json)")
+        console.print(f"results written to {q(args.out)}/ (results.jsonl, summary.json, leaderboard.csv, "
+                      "manifest.json)", soft_wrap=True)
     return 0
 
 
@@ -62,8 +79,6 @@ def cmd_summarize(args: argparse.Namespace) -> int:
     recorded it and another did not) are refused, rc 2 and one line naming the runs and what
     differs, unless ``--allow-mixed``; the table then says MIXED. Differing config hashes and
     fallbacks are marked ``*`` in the table and CSV and named in a footnote."""
-    from rich.markup import escape
-
     from sciflow.runs.summary import DIFFERS, SummaryError, read_summary, run_differences, unrecorded, write_leaderboard
 
     summaries = []
@@ -71,17 +86,17 @@ def cmd_summarize(args: argparse.Namespace) -> int:
         try:
             summaries.append(read_summary(d))
         except SummaryError as exc:
-            err_console.print(f"[red]error:[/red] {escape(str(exc))}")
+            print_error(exc)
             return 2
     for s in summaries:
         if missing := unrecorded(s):
-            err_console.print(f"[yellow]warning:[/yellow] {escape(str(s['run']))}: no {' and no '.join(missing)} "
+            err_console.print(f"[yellow]warning:[/yellow] {q(s['run'])}: no {' and no '.join(missing)} "
                               "recorded (a run from before they were); treated as unknown")
     diffs = run_differences(summaries)
     blocking = [d for d in diffs if d.blocking]
     if blocking and not args.allow_mixed:
         what = " | ".join(d.describe() for d in blocking)
-        err_console.print(f"[red]error:[/red] not comparable: {escape(what)} (--allow-mixed to tabulate anyway)")
+        print_error(f"not comparable: {what} (--allow-mixed to tabulate anyway)")
         return 2
     title = "sciflow leaderboard"
     if blocking:
@@ -89,11 +104,11 @@ def cmd_summarize(args: argparse.Namespace) -> int:
         title += f" (MIXED: {' and '.join(labels)} {'differs' if len(labels) == 1 else 'differ'}; not comparable)"
     console.print(leaderboard_table(summaries, title=title))
     if diffs:
-        console.print(f"{DIFFERS} differs from the first run ({escape(str(summaries[0]['run']))}): "
-                      + escape(" | ".join(d.describe() for d in diffs)), soft_wrap=True)
+        console.print(f"{DIFFERS} differs from the first run ({q(summaries[0]['run'])}): "
+                      + qmsg(" | ".join(d.describe() for d in diffs)), soft_wrap=True)
     if args.output:
         write_leaderboard(summaries, Path(args.output))
-        console.print(f"leaderboard written to {escape(str(args.output))}")
+        console.print(f"leaderboard written to {q(args.output)}")
     return 0
 
 
@@ -104,9 +119,9 @@ def cmd_report(args: argparse.Namespace) -> int:
     try:
         out = build_report(args.results_dirs, args.output, recompute=args.recompute)
     except (SummaryError, FileNotFoundError) as exc:
-        err_console.print(f"[red]error:[/red] {exc}")
+        print_error(exc)
         return 2
-    console.print(f"wrote {out}")
+    console.print(f"wrote {q(out)}")
     return 0
 
 
@@ -117,21 +132,24 @@ def cmd_parse(args: argparse.Namespace) -> int:
     try:
         images = collect_images(args.inputs)
     except FileNotFoundError as exc:
-        err_console.print(f"[red]error:[/red] {exc}")
+        print_error(exc)
+        return 2
+    if not images:
+        print_error(f"no image in {', '.join(str(p) for p in args.inputs)}")
         return 2
     with _progress("parsing") as progress:
         task = progress.add_task("", total=len(images))
         outcomes = parse_to_dir(
             images, args.out, config, jobs=args.jobs, debug_dir=args.debug_dir,
             cache_dir=None if args.no_cache else args.cache_dir, device=args.device,
-            on_done=lambda o: progress.update(task, advance=1, description=o.item_id),
+            on_done=lambda o: progress.update(task, advance=1, description=str(o.item_id)),
         )
     failed = [o for o in outcomes if o.error]
     for o in failed:
-        err_console.print(f"[red]failed[/red] {o.path}: {o.error}")
+        err_console.print(f"[red]failed[/red] {q(o.path)}: {qmsg(o.error)}")
     ok = len(outcomes) - len(failed)
     cached = sum(o.cached for o in outcomes if not o.error)
-    console.print(f"parsed {ok} of {len(outcomes)} images into {args.out}/ ({cached} from cache)")
+    console.print(f"parsed {ok} of {len(outcomes)} images into {q(args.out)}/ ({cached} from cache)")
     return 1 if failed else 0
 
 
@@ -145,7 +163,7 @@ def cmd_render(args: argparse.Namespace) -> int:
         config = load_config(args.config)
         out = render_graph(graph, args.output, diff=other, matching=config.matching)
     except (GraphFormatError, ValueError) as exc:
-        err_console.print(f"[red]error:[/red] {exc}")
+        print_error(exc)
         return 2
-    console.print(f"wrote {out}")
+    console.print(f"wrote {q(out)}")
     return 0

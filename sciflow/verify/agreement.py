@@ -13,8 +13,9 @@ metric, when both sides are empty (no automatic and no verified elements) all th
 only one side is empty they are 0. ``overall`` is the micro average (counts summed over items),
 the number Table 1 reports; ``macro`` (the mean of per-item F1) is given alongside.
 
-Items whose log has no ``save`` are listed under ``unsaved`` and left out; an unreadable log is
-listed under ``errors``.
+Items whose log has no ``save`` are listed under ``unsaved`` and left out; an unreadable log (not
+JSON, nested too deeply, values of the wrong kind) is listed under ``errors``, one line naming the
+file, and the other items are still counted.
 """
 
 from __future__ import annotations
@@ -135,6 +136,10 @@ class AgreementReport:
         return "\n".join(lines)
 
 
+def _one_line(text: str) -> str:
+    return "; ".join(part.strip() for part in text.splitlines() if part.strip())
+
+
 def item_agreement(entries: list[dict[str, Any]], item: str = "item") -> ItemAgreement | None:
     """Counts for one item's log, replayed up to its last ``save`` (None when never saved)."""
     last = last_save_index(entries)
@@ -165,8 +170,11 @@ def agreement(verified_dir: str | Path) -> AgreementReport:
         item = path.name[: -len(LOG_SUFFIX)]
         try:
             res = item_agreement(read_log(path), item)
-        except (ItemError, OSError, UnicodeDecodeError) as exc:
-            errors.append((item, str(exc)))
+        except ItemError as exc:  # names the file and the line
+            errors.append((item, _one_line(str(exc))))
+            continue
+        except (OSError, ValueError, TypeError, KeyError, RecursionError) as exc:  # a log of valid lines, bad values
+            errors.append((item, f"{path}: unusable log: {type(exc).__name__}: {_one_line(str(exc))}"))
             continue
         if res is None:
             unsaved.append(item)

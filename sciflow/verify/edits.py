@@ -11,7 +11,9 @@ and edge starts included and keeps its id; the annotator may only
 - ``delete_node`` / ``delete_edge`` (take back an element added by hand).
 
 There is no renaming, moving or restructuring. An edge's id is ``"<source>-><target>"`` (the format
-merges parallel edges, so it is unique).
+merges parallel edges, so it is unique), or, when a node id contains ``->`` (or the source starts
+with ``[``), the JSON array ``["<source>", "<target>"]``, so that two edges never share an id
+(see :func:`edge_id`).
 
 :class:`ItemState` is pure data: :meth:`ItemState.plan` validates an edit and returns the log
 fields, :meth:`ItemState.apply` replays one log entry, :func:`replay` rebuilds a state from a
@@ -21,6 +23,7 @@ items and files is :mod:`sciflow.verify.store`.
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from collections.abc import Iterable, Mapping
@@ -66,6 +69,23 @@ class ItemError(RuntimeError):
 
 
 def edge_id(source: str, target: str) -> str:
+    """The id of the edge ``source -> target``: ``"a->b"``, or ``'["a->x", "b"]'`` (JSON) when an
+    endpoint contains ``->`` or the source starts with ``[``.
+
+    Collision-free: without ``->`` in either endpoint, ``"<source>-><target>"`` holds exactly one
+    ``->`` (none can straddle the joins), so it names one pair; the JSON form names one pair; and
+    the two forms never meet, since only the JSON form starts with ``[``.
+
+    >>> edge_id("a", "b"), edge_id("a->b", "c"), edge_id("a", "b->c")
+    ('a->b', '["a->b", "c"]', '["a", "b->c"]')
+    """
+    if "->" in source or "->" in target or source.startswith("["):
+        return json.dumps([source, target], ensure_ascii=False)
+    return f"{source}->{target}"
+
+
+def _legacy_edge_id(source: str, target: str) -> str:
+    """The id older logs used for every edge (ambiguous when a node id contains ``->``)."""
     return f"{source}->{target}"
 
 
@@ -136,7 +156,7 @@ class ItemState:
         if eid is None and "source" in edit and "target" in edit:
             eid = edge_id(str(edit["source"]), str(edit["target"]))
         if not isinstance(eid, str) or not eid:
-            raise EditError("an edge edit needs 'id' (\"source->target\") or 'source' and 'target'")
+            raise EditError("an edge edit needs 'id' (as the page lists it) or 'source' and 'target'")
         if eid not in self.auto_edges and eid not in self.added_edges:
             raise EditError(f"unknown edge {eid!r}")
         return eid
@@ -267,6 +287,8 @@ class ItemState:
         after = entry.get("after") or {}
         if action in NOTE_ACTIONS:
             return
+        if action in ("exclude_edge", "restore_edge", "delete_edge"):
+            el = self._known_edge(el)
         if action == "exclude_node":
             self.excluded_nodes.add(el)
         elif action == "restore_node":
@@ -280,8 +302,11 @@ class ItemState:
             m = re.fullmatch(r"h(\d+)", el)
             if m:
                 self._next_added = max(self._next_added, int(m.group(1)) + 1)
-        elif action == "add_edge":
-            self.added_edges[el] = {"source": after["source"], "target": after["target"]}
+        elif action == "add_edge":  # the id from the endpoints: also right for a log of older ids
+            self.added_edges[edge_id(after["source"], after["target"])] = {
+                "source": after["source"],
+                "target": after["target"],
+            }
         elif action == "delete_node":
             self.added_nodes.pop(el, None)
             for eid in [e for e, d in self.added_edges.items() if el in (d["source"], d["target"])]:
@@ -290,6 +315,16 @@ class ItemState:
             self.added_edges.pop(el, None)
         else:
             raise ItemError(f"{self.item}: unknown action {action!r} in the log")
+
+    def _known_edge(self, eid: Any) -> Any:
+        """``eid`` when it names an edge; else the edge an older log meant by it (logs written
+        before :func:`edge_id` became collision-free named every edge ``"<source>-><target>"``;
+        where two edges shared such an id, the later one, as the server of the time did)."""
+        if eid in self.auto_edges or eid in self.added_edges or not isinstance(eid, str):
+            return eid
+        legacy = {_legacy_edge_id(e["source"], e["target"]): k for k, e in self.auto_edges.items()}
+        legacy.update({_legacy_edge_id(e["source"], e["target"]): k for k, e in self.added_edges.items()})
+        return legacy.get(eid, eid)
 
     # --------------------------------------------------------------- output
     def verified_graph(self, verification: Mapping[str, Any] | None = None) -> DiagramGraph:
@@ -358,14 +393,20 @@ def replay(entries: list[Mapping[str, Any]], item: str = "item") -> ItemState:
     after = first.get("after") or {}
     try:
         st = ItemState.from_graph(str(first.get("item", item)), after["graph"], after.get("image_size"))
-    except (KeyError, TypeError, GraphFormatError) as exc:
-        raise ItemError(f"{item}: the 'load' entry has no valid graph: {exc}") from exc
-    for e in entries[1:]:
+    except (KeyError, TypeError, GraphFormatError, RecursionError) as exc:
+        raise ItemError(f"{item}: the 'load' entry has no valid graph: {_one_line(exc)}") from exc
+    for i, e in enumerate(entries[1:], start=2):
         try:
             st.apply(e)
-        except (KeyError, TypeError) as exc:
-            raise ItemError(f"{item}: malformed log entry {e!r}: {exc}") from exc
+        except (KeyError, TypeError, AttributeError) as exc:
+            raise ItemError(f"{item}: malformed log entry {i} ({e.get('action')!r}): {exc!r}") from exc
     return st
+
+
+def _one_line(exc: BaseException) -> str:
+    if isinstance(exc, RecursionError):
+        return "nested too deeply"
+    return "; ".join(line.strip() for line in str(exc).splitlines() if line.strip())
 
 
 def last_save_index(entries: list[Mapping[str, Any]]) -> int | None:

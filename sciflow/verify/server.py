@@ -11,19 +11,24 @@ Routes (all JSON except the page, its static files and the figures)::
     POST /api/items/<item>/save          write the verified graph
     POST /api/items/<item>/heartbeat     counts annotation time while the page is in front
 
-Safety: :func:`serve` binds to 127.0.0.1 unless told otherwise. Every request must carry a Host
-header naming this server (a loopback name, the bound host or one of ``allowed_hosts``) at its port,
-which defeats DNS rebinding. Writes (POST) must be same-origin: an ``Origin`` header, when sent,
-must equal ``http(s)://<Host>``, ``Sec-Fetch-Site`` (when sent) must be ``same-origin`` or ``none``,
-and the body must be ``application/json`` (which a cross-site form cannot send without a CORS
-preflight this server never grants). Only files under the package's static folder and the figures
-of known items are served; anything else, path traversal included, is a 404.
+Safety: :func:`serve` binds to a loopback address only (127.0.0.1 by default; any other host is
+refused with :class:`ServeError`: the page is for local use, reach it from elsewhere through an SSH
+tunnel). Every request must carry a Host header naming this server (a loopback name or one of
+``allowed_hosts``) at its port, which defeats DNS rebinding. Writes (POST) must be same-origin:
+an ``Origin`` header, when sent, must equal ``http(s)://<Host>``, ``Sec-Fetch-Site`` (when sent)
+must be ``same-origin`` or ``none``, and the body must be ``application/json`` (which a cross-site
+form cannot send without a CORS preflight this server never grants). A write's body is read into
+memory up to ``MAX_BODY_BYTES`` (64 KiB) whatever its framing (``Content-Length`` or chunked):
+one byte more is a 413 and the connection is closed. Only files under the package's static folder
+and the figures of known items are served; anything else, path traversal included, is a 404.
 """
 
 from __future__ import annotations
 
+import errno
 import json
 import logging
+import socket
 import threading
 import time
 from collections.abc import Iterable
@@ -39,7 +44,8 @@ from starlette.responses import FileResponse, JSONResponse, Response
 from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from sciflow.verify.store import EditError, ItemError, VerifyStore
+from sciflow.verify.files import JSONRefused, parse_json_text
+from sciflow.verify.store import IMAGE_SUFFIXES, EditError, ItemError, VerifyStore
 
 log = logging.getLogger(__name__)
 
@@ -53,8 +59,18 @@ CSP = (
 )
 
 
-def _error(status: int, message: str) -> JSONResponse:
-    return JSONResponse({"error": message}, status_code=status, headers={"Cache-Control": "no-store"})
+class ServeError(RuntimeError):
+    """The page cannot be served as asked (a non-loopback host, a busy port, no figures); the
+    message is one line for the person who ran ``sciflow verify``."""
+
+
+class BodyTooLarge(EditError):
+    """A request body over :data:`MAX_BODY_BYTES` (answered 413)."""
+
+
+def _error(status: int, message: str, headers: dict[str, str] | None = None) -> JSONResponse:
+    headers = {"Cache-Control": "no-store", **(headers or {})}
+    return JSONResponse({"error": message}, status_code=status, headers=headers)
 
 
 def _split_host(value: str) -> tuple[str, int | None]:
@@ -87,12 +103,56 @@ class GuardMiddleware:
             return
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
         problem = self._check(scope, headers)
+        if problem is None and scope.get("method") in UNSAFE_METHODS:
+            body = await self._read_body(receive)
+            if body is None:  # the client went away mid-body
+                return
+            if len(body) > MAX_BODY_BYTES:
+                problem = 413, "request body too large"
+            else:
+                receive = self._replay(body, receive)
         if problem is not None:
             status, message = problem
             log.warning("refused %s %s: %s", scope.get("method"), scope.get("path"), message)
-            await self._secure(_error(status, message))(scope, receive, send)
+            close = {"Connection": "close"} if status == 413 else None  # the rest of the body stays unread
+            await self._secure(_error(status, message, close))(scope, receive, send)
             return
         await self.app(scope, receive, self._with_headers(scope, send))
+
+    @staticmethod
+    async def _read_body(receive: Receive) -> bytes | None:
+        """The request body, read chunk by chunk and never more than ``MAX_BODY_BYTES + 1``
+        bytes of it (a chunked body has no Content-Length to check up front). None when the
+        client disconnects first."""
+        chunks: list[bytes] = []
+        size = 0
+        while True:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                return None
+            if message["type"] != "http.request":
+                continue
+            chunk = message.get("body", b"")
+            size += len(chunk)
+            if size > MAX_BODY_BYTES:
+                return b"".join(chunks) + chunk[: MAX_BODY_BYTES + 1 - (size - len(chunk))]
+            chunks.append(chunk)
+            if not message.get("more_body", False):
+                return b"".join(chunks)
+
+    @staticmethod
+    def _replay(body: bytes, receive: Receive) -> Receive:
+        """A ``receive`` that hands the app the body already read, then waits on the real one."""
+        sent = False
+
+        async def replay() -> Message:
+            nonlocal sent
+            if not sent:
+                sent = True
+                return {"type": "http.request", "body": body, "more_body": False}
+            return await receive()
+
+        return replay
 
     def _check(self, scope: Scope, headers: dict[str, str]) -> tuple[int, str] | None:
         host = headers.get("host")
@@ -170,8 +230,8 @@ def create_app(
 
     ``annotator`` names the person in the audit log (default: the login name); ``config`` is the
     :class:`sciflow.config.Config` for the parser (used only for figures without a parse beside
-    them). ``allowed_hosts``: the host names the Host header may carry (default: loopback names);
-    ``None`` after :func:`serve` widened it means any. The store is at ``app.state.store``.
+    them). ``allowed_hosts``: the host names the Host header may carry (default: the loopback
+    names). The store is at ``app.state.store``.
     """
     store = store or VerifyStore(figures_dir, out_dir, annotator=annotator, config=config)
     hosts = set(LOOPBACK_NAMES) if allowed_hosts is None else set(allowed_hosts)
@@ -219,15 +279,21 @@ def create_app(
         return FileResponse(path)
 
     async def read_json(request: Request) -> Any:
-        body = await request.body()
-        if len(body) > MAX_BODY_BYTES:
-            raise EditError("request body too large")
+        body = bytearray()
+        async for chunk in request.stream():  # bounded here too, not only by the middleware
+            body += chunk
+            if len(body) > MAX_BODY_BYTES:
+                raise BodyTooLarge("request body too large")
         if not body:
             return {}
         try:
-            return json.loads(body)
+            return parse_json_text(bytes(body), "<request body>")
+        except JSONRefused as exc:
+            raise EditError(f"the request is refused: {exc}") from exc
         except (json.JSONDecodeError, UnicodeDecodeError) as exc:
             raise EditError(f"the request is not valid JSON: {exc}") from exc
+        except RecursionError as exc:
+            raise EditError("the request is refused: nested too deeply") from exc
 
     async def edit(request: Request) -> Response:
         item = item_or_404(request)
@@ -241,6 +307,8 @@ def create_app(
                 return {"entry": entry, "view": store.view(item, s)}
 
             return JSONResponse(await run_in_threadpool(work))
+        except BodyTooLarge as exc:
+            return _error(413, str(exc), {"Connection": "close"})
         except EditError as exc:
             return _error(400, str(exc))
         except ItemError as exc:
@@ -258,6 +326,8 @@ def create_app(
                 return {"saved": str(store.graph_path(item).name), "view": store.view(item, s)}
 
             return JSONResponse(await run_in_threadpool(work))
+        except BodyTooLarge as exc:
+            return _error(413, str(exc), {"Connection": "close"})
         except EditError as exc:
             return _error(400, str(exc))
         except (ItemError, OSError) as exc:
@@ -292,8 +362,47 @@ def create_app(
     return app
 
 
-def _is_loopback(host: str) -> bool:
-    return host.strip("[]").lower() in LOOPBACK_NAMES or host.startswith("127.")
+def is_loopback(host: str) -> bool:
+    """True for ``localhost`` and the loopback addresses (``127.0.0.0/8``, ``::1``)."""
+    import ipaddress
+
+    name = host.strip().strip("[]").lower()
+    if name == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(name).is_loopback
+    except ValueError:
+        return False
+
+
+def check_host(host: str, port: int = 8765) -> None:
+    """:class:`ServeError` unless ``host`` is a loopback address (the page is for local use:
+    anyone who reached it could edit the graphs under the annotator's name)."""
+    if not is_loopback(host):
+        raise ServeError(
+            f"--host {host} is not a loopback address: the verification page is for local use only "
+            f"(127.0.0.1, localhost or ::1); to open it from another machine, forward the port: "
+            f"ssh -L {port}:127.0.0.1:{port} <this machine>"
+        )
+
+
+def _bind(host: str, port: int) -> socket.socket:
+    """A socket bound to ``host:port`` (not yet listening), or :class:`ServeError` saying why not
+    (a busy port first of all), before anything is printed or written."""
+    name = host.strip().strip("[]")
+    family = socket.AF_INET6 if ":" in name else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn does: a quick restart works
+        sock.bind((name, port))
+    except OSError as exc:
+        sock.close()
+        if exc.errno == errno.EADDRINUSE:
+            raise ServeError(
+                f"port {port} on {host} is already in use (another sciflow verify?); choose another with --port"
+            ) from exc
+        raise ServeError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from exc
+    return sock
 
 
 def serve(
@@ -307,24 +416,32 @@ def serve(
     allowed_hosts: Iterable[str] | None = None,
     log_level: str = "warning",
 ) -> None:
-    """Serve the verification page until interrupted (blocking). Binds to 127.0.0.1 unless ``host``
-    says otherwise; a non-loopback host also accepts that name in the Host header."""
+    """Serve the verification page until interrupted (blocking), on a loopback address only.
+
+    Raises :class:`ServeError` (one line, before anything is printed) for a host that is not a
+    loopback address (``0.0.0.0`` included: the page is for local use; reach it from another
+    machine through an SSH tunnel), a port already in use, or a figures folder without figures;
+    ``FileNotFoundError`` for a figures folder that does not exist. ``allowed_hosts``: more names
+    the Host header may carry besides the loopback names (aliases of 127.0.0.1)."""
     import uvicorn
 
-    hosts = set(allowed_hosts) if allowed_hosts is not None else set(LOOPBACK_NAMES)
-    if not _is_loopback(host):
-        log.warning("serving on %s: anyone who can reach this address can edit the graphs", host)
-        if host not in ("0.0.0.0", "::"):
-            hosts.add(host)
-        elif allowed_hosts is None:
-            hosts = None  # type: ignore[assignment]  # all interfaces: any name, writes still same-origin
-    app = create_app(figures_dir, out_dir, annotator, config=config, allowed_hosts=hosts)
-    store: VerifyStore = app.state.store
-    shown = f"[{host}]" if ":" in host else host
-    print(f"sciflow verify: {len(store.items)} figures from {store.figures_dir}")
-    print(f"  writing to {store.out_dir} as annotator {store.annotator!r}")
-    print(f"  open http://{shown}:{port}/  (Ctrl+C to stop)")
-    uvicorn.run(app, host=host, port=port, log_level=log_level)
+    check_host(host, port)
+    hosts = set(LOOPBACK_NAMES) | {host.strip().strip("[]").lower()} | set(allowed_hosts or ())
+    sock = _bind(host, port)
+    port = sock.getsockname()[1]  # the one the system chose for port 0
+    try:
+        app = create_app(figures_dir, out_dir, annotator, config=config, allowed_hosts=hosts)
+        store: VerifyStore = app.state.store
+        if not store.items:
+            raise ServeError(f"no figures in {store.figures_dir} (expected {', '.join(IMAGE_SUFFIXES)} files)")
+        shown = f"[{host.strip('[]')}]" if ":" in host else host
+        print(f"sciflow verify: {len(store.items)} figures from {store.figures_dir}")
+        print(f"  writing to {store.out_dir} as annotator {store.annotator!r}")
+        print(f"  open http://{shown}:{port}/  (Ctrl+C to stop)", flush=True)
+        server = uvicorn.Server(uvicorn.Config(app, host=host.strip("[]"), port=port, log_level=log_level))
+        server.run(sockets=[sock])
+    finally:
+        sock.close()
 
 
 class BackgroundServer:
@@ -335,8 +452,6 @@ class BackgroundServer:
     """
 
     def __init__(self, app: ASGIApp, host: str = "127.0.0.1", port: int = 0):
-        import socket
-
         import uvicorn
 
         if port == 0:

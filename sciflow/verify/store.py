@@ -21,7 +21,9 @@ Files in ``VERIFIED_DIR`` per item:
   preserved, added elements appended, ``meta.verification`` summarising the session.
 
 Every file is written through :func:`atomic_write_text` (temp file in the same folder, fsync,
-``os.replace``), so a crash leaves either the old or the new file, never half of one.
+``os.replace``), so a crash leaves either the old or the new file, never half of one; the temp
+files a killed process leaves are removed when the next store opens the folder. Files get the
+umask's mode, like any file the user writes.
 """
 
 from __future__ import annotations
@@ -50,7 +52,7 @@ from sciflow.verify.edits import (
     last_save_index,
     replay,
 )
-from sciflow.verify.files import LOG_SUFFIX, atomic_write_text, read_log
+from sciflow.verify.files import LOG_SUFFIX, atomic_write_text, read_log, remove_stale_temp_files
 
 log = logging.getLogger(__name__)
 
@@ -123,6 +125,7 @@ class VerifyStore:
             raise FileNotFoundError(f"figures folder not found: {figures_dir}")
         self.out_dir = Path(out_dir).resolve()
         self.out_dir.mkdir(parents=True, exist_ok=True)
+        remove_stale_temp_files(self.out_dir)  # left by a process killed mid-write
         self.annotator = (annotator or _default_annotator()).strip() or "anonymous"
         self.config = config
         self._parser_factory = parser_factory
@@ -226,6 +229,8 @@ class VerifyStore:
                     return load_graph(path), f"{source}:{path.name}"
                 except GraphFormatError as exc:
                     raise ItemError(str(exc)) from exc
+                except RecursionError as exc:  # a format layer without a depth limit
+                    raise ItemError(f"{path}: invalid graph file: nested too deeply") from exc
         try:
             parser = self._get_parser()
             result = parser(figure)
