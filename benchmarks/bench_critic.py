@@ -299,8 +299,8 @@ def main(argv: list[str] | None = None) -> int:
         ]
         out["loop"][2]["policy"] = "always edit"
     if args.parse:
-        from sciflow.pipeline import Parser
         from sciflow.bench.drawing import render_graph
+        from sciflow.pipeline import Parser
 
         parser = Parser()
         ppairs = []
