@@ -598,3 +598,17 @@ def test_parse_keeps_both_outputs_when_inputs_share_a_stem(tmp_path, monkeypatch
     assert "2 inputs share the stem 'x'" in by_name["x.png"].notes[0] and "x.bmp.json" in by_name["x.png"].notes[0]
     assert "share the stem 'x'" in caplog.text
     assert pb.output_ids([Path("a/X.png"), Path("b/x.png")])[0] == ["X.png", "x.png-2"]
+
+
+def test_a_folder_named_like_a_prediction_is_reported_as_a_folder(tmp_path):
+    from sciflow.runs.scoring import run_scoring
+
+    preds = tmp_path / "preds"
+    (preds / "vit.json").mkdir(parents=True)
+    for p in (EXAMPLES / "predictions" / "careful-gen").glob("*.json"):
+        if p.name != "vit.json":
+            shutil.copy(p, preds / p.name)
+    res = run_scoring(preds, EXAMPLES / "references", None, STRING_ONLY)
+    row = next(r for r in res.rows if r["id"] == "vit")
+    assert row["status"] == "missing_prediction"
+    assert row["error"] == f"{preds / 'vit.json'} is a folder, not a prediction file"

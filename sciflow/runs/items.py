@@ -43,7 +43,9 @@ def pair_items(pred_dir: Path, ref_dir: Path) -> tuple[list[Item], list[str]]:
     one used (logged as a warning by the run, kept in the row's ``notes``). Several references
     with one stem (``x.json`` and ``x.JSON``) likewise: the first by file name is used, with a note.
     An image beside a reference with the same stem (``REF_DIR/<stem>.png`` ...) is the item's
-    source figure, used by the perceptual-similarity term of the image level.
+    source figure, used by the perceptual-similarity term of the image level. A folder named like
+    a prediction (``PRED_DIR/x.json/``) is not one: the item is missing, and its note (and the
+    row's error) says that the path is a folder.
     """
     for d, what in ((pred_dir, "prediction"), (ref_dir, "reference")):
         if not d.is_dir():
@@ -60,9 +62,13 @@ def pair_items(pred_dir: Path, ref_dir: Path) -> tuple[list[Item], list[str]]:
         elif p.is_file() and p.suffix.lower() in IMAGE_SUFFIXES:
             sources.setdefault(p.stem, p)
     preds: dict[str, list[Path]] = {}
+    not_files: dict[str, list[Path]] = {}  # folders (or other non-files) named like a prediction
     for p in sorted(pred_dir.iterdir()):
-        if p.is_file() and p.suffix.lower() in GRAPH_SUFFIXES | IMAGE_SUFFIXES:
-            preds.setdefault(p.stem, []).append(p)
+        if p.suffix.lower() in GRAPH_SUFFIXES | IMAGE_SUFFIXES:
+            if p.is_file():
+                preds.setdefault(p.stem, []).append(p)
+            elif p.is_dir():
+                not_files.setdefault(p.stem, []).append(p)
     items = []
     for stem in sorted(refs):
         cands = sorted(preds.get(stem, []), key=lambda p: (p.suffix.lower() not in GRAPH_SUFFIXES, p.name))
@@ -70,6 +76,8 @@ def pair_items(pred_dir: Path, ref_dir: Path) -> tuple[list[Item], list[str]]:
         if stem in ref_clashes:
             names = ", ".join(p.name for p in ref_clashes[stem])
             item.notes.append(f"several references for {stem!r}: {names}; using {refs[stem].name}")
+        if not cands and stem in not_files:
+            item.notes.append(f"{not_files[stem][0]} is a folder, not a prediction file")
         if len(cands) > 1:
             item.notes.append(
                 f"several predictions for {stem!r}: {', '.join(p.name for p in cands)}; using {cands[0].name}"

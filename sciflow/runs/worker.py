@@ -213,7 +213,8 @@ def score_item(
     row["meta"] = {k: ref.meta[k] for k in ("area", "difficulty") if k in ref.meta}
     image_pred = is_image(item.prediction)
     if item.prediction is None:
-        row.update(status="missing_prediction", error="no prediction for this reference",
+        folder = next((n for n in item.notes if n.endswith("is a folder, not a prediction file")), None)
+        row.update(status="missing_prediction", error=folder or "no prediction for this reference",
                    scores=zero_scores(with_image=image_run))
         return row, None
     parsed = None
