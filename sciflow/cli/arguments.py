@@ -18,7 +18,7 @@ from sciflow.cli.graphs import (
     cmd_validate,
 )
 from sciflow.cli.review import cmd_agreement, cmd_critique, cmd_rectify, cmd_verify
-from sciflow.cli.scoring import cmd_parse, cmd_render, cmd_report, cmd_score, cmd_summarize
+from sciflow.cli.scoring import cmd_compare, cmd_parse, cmd_render, cmd_report, cmd_score, cmd_summarize
 
 _DEVICE_HELP = ("where the models run: cpu (default), cuda, cuda:N or auto (cuda when usable, else cpu); "
                 "not part of the config hash, recorded in the manifest")
@@ -61,6 +61,13 @@ def build_parser() -> argparse.ArgumentParser:
                    help="tabulate runs scored against different reference sets or metric versions "
                         "(the table is marked MIXED)")
     m.set_defaults(func=cmd_summarize)
+
+    cp = sub.add_parser("compare", help="two runs item by item: mean difference, bootstrap interval, "
+                                        "Wilcoxon p-value and a verdict per level")
+    cp.add_argument("run_a", type=Path, help="results folder A")
+    cp.add_argument("run_b", type=Path, help="results folder B")
+    cp.add_argument("--format", choices=["table", "json"], default="table")
+    cp.set_defaults(func=cmd_compare)
 
     c = sub.add_parser("convert", help="convert SciFlow-Bench canvas_full.json files to sciflow graphs")
     c.add_argument("source", type=Path, help="a canvas_full.json, a paper folder, or a root of paper folders")

@@ -84,7 +84,9 @@ def leaderboard_table(summaries: Sequence[dict[str, Any]], title: str = "sciflow
     """The headline columns of :func:`sciflow.runs.summary.leaderboard_rows` (``n``: the items every
     mean is over) and, for runs that differ in them, the fallbacks, config hash, reference set
     and metric version, a value ending in ``*`` where it differs from the first run's (hashes
-    shortened to 7 hex digits here; leaderboard.csv holds every column, always)."""
+    shortened to 7 hex digits here; leaderboard.csv holds every column, always). A mean with
+    a bootstrap interval reads ``0.812 ±0.034``: ± half the width of its 95% interval (the CSV
+    has the interval itself, ``<key>_lo``/``<key>_hi``)."""
     from sciflow.runs.summary import DIFFERS, leaderboard_rows
 
     rows = leaderboard_rows(summaries)
@@ -98,6 +100,9 @@ def leaderboard_table(summaries: Sequence[dict[str, Any]], title: str = "sciflow
 
     def cell(r: dict[str, Any], c: str) -> str:
         v = r.get(c)
+        lo, hi = r.get(f"{c}_lo"), r.get(f"{c}_hi")
+        if isinstance(v, float) and isinstance(lo, float) and isinstance(hi, float):
+            return f"{v:.3f} ±{(hi - lo) / 2:.3f}"  # half the 95% interval's width
         if c in ("config", "refs") and isinstance(v, str) and len(v) > 8:
             return v[:7] + (DIFFERS if v.endswith(DIFFERS) else "")
         return _fmt(v)

@@ -112,6 +112,48 @@ def cmd_summarize(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_compare(args: argparse.Namespace) -> int:
+    """Two runs item by item (:func:`sciflow.runs.compare.compare_runs`): a table (or JSON) of
+    the mean difference A − B, its paired bootstrap 95% interval and the Wilcoxon p-value per
+    level, difficulty and area, then one verdict line per level. Runs against different
+    reference sets or metric versions are refused, one line and rc 2."""
+    import json
+
+    from rich.table import Table
+
+    from sciflow.runs.compare import compare_runs
+    from sciflow.runs.summary import SummaryError
+
+    try:
+        result = compare_runs(args.run_a, args.run_b)
+    except SummaryError as exc:
+        print_error(exc)
+        return 2
+    if args.format == "json":
+        print(json.dumps(result, indent=2))
+        return 0
+    a, b = result["a"], result["b"]
+    table = Table(title=q(f"{a} vs {b} ({result['n_common']} items in common)"))
+    for col in ("scope", "key", "n", "A", "B", "A − B", "95% interval", "p"):
+        table.add_column(col, justify="left" if col in ("scope", "key") else "right")
+    cells = [("all", result["levels"])]
+    cells += [(f"difficulty {d}", c) for d, c in result["by_difficulty"].items()]
+    cells += [(f"area {q(ar)}", c) for ar, c in result["by_area"].items()]
+    for scope, cell in cells:
+        for key, st in cell.items():
+            lo, hi = st["ci"]
+            table.add_row(scope, key, str(st["n"]), f"{st['mean_a']:.3f}", f"{st['mean_b']:.3f}",
+                          f"{st['diff']:+.3f}" + (" *" if st["significant"] else ""), f"[{lo:.3f}, {hi:.3f}]",
+                          f"{st['p']:.4g}")
+    console.print(table)
+    for line in result["verdicts"]:
+        console.print(q(line), soft_wrap=True)
+    if result["only_a"] or result["only_b"]:
+        err_console.print(f"[yellow]not paired:[/yellow] {len(result['only_a'])} items only in {q(a)}, "
+                          f"{len(result['only_b'])} only in {q(b)}")
+    return 0
+
+
 def cmd_report(args: argparse.Namespace) -> int:
     from sciflow.runs.summary import SummaryError
     from sciflow.views.report import build_report

@@ -32,17 +32,32 @@ when it was scored) and ``references``, the fingerprint of its reference set
 (``{"dir", "n", "sha256"}``, :func:`sciflow.runs.scoring.reference_fingerprint`); either is None for
 a run from before they were recorded. :func:`run_differences` says where runs put side by
 side differ in them, in config hash or in fallbacks.
+
+Intervals (``summary["intervals"]``, a structure parallel to the means, so the cells
+themselves keep their shape): ``{"confidence": 0.95, "resamples": 1000, "method":
+"percentile bootstrap over items", "means": {<key>: [lo, hi]}, "by_difficulty": {<d>:
+{<key>: [lo, hi]}}, "by_area": {<area>: {<key>: [lo, hi]}}}``. Each ``[lo, hi]`` is a 95%
+percentile bootstrap interval of that cell's mean: the very values the mean is over (0 for a
+failure, a partial row left out of its term) resampled with replacement 1000 times with
+numpy, ``lo``/``hi`` the 2.5th/97.5th percentiles of the resampled means, widened to the
+mean itself in the rare case it falls outside (so an interval always covers its mean). The
+generator is seeded from a SHA-256 of the run name, the cell and the key
+(:func:`bootstrap_seed`), so a rerun gives bit-identical intervals. A key whose mean is None
+has the interval None; one row gives ``[mean, mean]``.
 """
 
 from __future__ import annotations
 
 import csv
+import hashlib
 import io
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 from sciflow.runs.files import write_atomic
 from sciflow.runs.results import read_log
@@ -55,6 +70,10 @@ MEAN_KEYS = (
 )
 #: terms of the image level that may be unavailable (None) in a partial, still valid image score
 IMAGE_TERMS = ("semantic_consistency", "perceptual_similarity", "visual_flow")
+#: the level keys that get ``_lo``/``_hi`` columns in the leaderboard
+INTERVAL_KEYS = ("overall", "graph", "text", "image")
+CONFIDENCE = 0.95
+RESAMPLES = 1000
 #: the marker appended to a leaderboard value that differs from the first run's
 DIFFERS = "*"
 #: the leaderboard value of a provenance field a run did not record
@@ -82,22 +101,57 @@ def _unavailable_term(row: dict[str, Any], key: str) -> bool:
     return key in IMAGE_TERMS and key in scores and scores[key] is None and scores.get("image") is not None
 
 
+def item_value(row: dict[str, Any], key: str) -> float | None:
+    """The value an averaged row gives the mean of ``key``: the score, 0 where it is absent or
+    None, None where the row is left out of that mean (a partial image score's missing term)."""
+    if _unavailable_term(row, key):
+        return None
+    v = (row.get("scores") or {}).get(key)
+    return 0.0 if v is None else float(v)
+
+
+def _values(rows: Sequence[dict[str, Any]], key: str) -> list[float]:
+    return [v for v in (item_value(r, key) for r in rows) if v is not None]
+
+
 def _means(rows: Sequence[dict[str, Any]], keys: Sequence[str]) -> dict[str, Any]:
     """One cell: ``n``, the mean of every key (0 for an absent or None value, see the module
     docstring) and ``n_unavailable``."""
     out: dict[str, Any] = {"n": len(rows)}
     unavailable: dict[str, int] = {}
     for k in keys:
-        vals: list[float] = []
-        for r in rows:
-            if _unavailable_term(r, k):
-                unavailable[k] = unavailable.get(k, 0) + 1
-                continue
-            v = (r.get("scores") or {}).get(k)
-            vals.append(0.0 if v is None else float(v))
+        vals = _values(rows, k)
+        if len(vals) < len(rows):
+            unavailable[k] = len(rows) - len(vals)
         out[k] = sum(vals) / len(vals) if vals else None
     out["n_unavailable"] = unavailable
     return out
+
+
+def bootstrap_seed(*parts: Any) -> int:
+    """A fixed seed from the given parts (run name, cell, key): the first 8 bytes of their SHA-256."""
+    digest = hashlib.sha256("\0".join(str(p) for p in parts).encode("utf-8")).digest()
+    return int.from_bytes(digest[:8], "big")
+
+
+def bootstrap_interval(values: Sequence[float], seed: int, resamples: int = RESAMPLES,
+                       confidence: float = CONFIDENCE) -> list[float] | None:
+    """The percentile bootstrap interval ``[lo, hi]`` of the mean of ``values`` (None when there
+    are none), widened to cover the mean itself; deterministic for a given seed."""
+    if not len(values):
+        return None
+    vals = np.asarray(values, dtype=float)
+    mean = float(sum(values) / len(values))
+    rng = np.random.default_rng(seed)
+    idx = rng.integers(0, len(vals), size=(resamples, len(vals)))
+    boot = vals[idx].mean(axis=1)
+    tail = (1.0 - confidence) / 2 * 100
+    lo, hi = (float(x) for x in np.percentile(boot, [tail, 100 - tail]))
+    return [min(lo, mean), max(hi, mean)]
+
+
+def _intervals(rows: Sequence[dict[str, Any]], keys: Sequence[str], run: str, cell: str) -> dict[str, Any]:
+    return {k: bootstrap_interval(_values(rows, k), bootstrap_seed(run, cell, k)) for k in keys}
 
 
 def summarize_rows(
@@ -128,6 +182,14 @@ def summarize_rows(
     }
     areas = sorted({meta(r)["area"] for r in scored if meta(r).get("area")})
     by_area = {a: _means([r for r in scored if meta(r).get("area") == a], keys) for a in areas}
+    intervals = {
+        "confidence": CONFIDENCE, "resamples": RESAMPLES, "method": "percentile bootstrap over items",
+        "means": _intervals(scored, keys, run, "means"),
+        "by_difficulty": {d: _intervals([r for r in scored if meta(r).get("difficulty") == d], keys, run,
+                                        f"difficulty:{d}") for d in by_diff},
+        "by_area": {a: _intervals([r for r in scored if meta(r).get("area") == a], keys, run, f"area:{a}")
+                    for a in areas},
+    }
     return {
         "run": run,
         "config_hash": config_hash,
@@ -143,6 +205,7 @@ def summarize_rows(
         "means": _means(scored, keys),
         "by_difficulty": by_diff,
         "by_area": by_area,
+        "intervals": intervals,
         "missing": [r["id"] for r in rows if r["status"] == "missing_prediction"],
         "errors": [
             {"id": r["id"], "status": r["status"], "error": r.get("error")}
@@ -247,7 +310,9 @@ def leaderboard_rows(summaries: Sequence[dict[str, Any]]) -> list[dict[str, Any]
 
     Columns: ``run``; ``n_items`` (every item, reference errors included), ``n_missing``,
     ``n_errors`` (prediction and reference errors); ``n_averaged``, the rows every mean is
-    over (``means["n"]``); one column per score key with its mean; ``n_<term>`` for an
+    over (``means["n"]``); one column per score key with its mean, and ``<key>_lo``/``<key>_hi``
+(its 95% bootstrap interval, see the module docstring) after each of :data:`INTERVAL_KEYS`
+the run has (empty for a summary without intervals); ``n_<term>`` for an
     image-level term averaged over fewer rows (partial image scores); ``graph_<difficulty>``
     and ``n_<difficulty>`` (that cell's graph mean and row count); then provenance:
     ``fallbacks`` (``;``-joined, "" for none), ``config`` (the config hash's first 12 hex
@@ -266,9 +331,13 @@ def leaderboard_rows(summaries: Sequence[dict[str, Any]]) -> list[dict[str, Any]
             "n_errors": s["n_prediction_errors"] + s["n_reference_errors"],
             "n_averaged": means.get("n", 0),
         }
+        cis = (s.get("intervals") or {}).get("means") or {}
         for k, v in means.items():
             if k not in ("n", "n_unavailable"):
                 row[k] = v
+                if k in INTERVAL_KEYS:
+                    ci = cis.get(k)
+                    row[f"{k}_lo"], row[f"{k}_hi"] = (ci[0], ci[1]) if ci else (None, None)
         for k, missing in sorted((means.get("n_unavailable") or {}).items()):
             row[f"n_{k}"] = means.get("n", 0) - missing
         for d in DIFFICULTIES:
