@@ -12,8 +12,8 @@ and per research area (taken from A's row), it reports::
 
 ``diff`` is the mean of the per-item differences A − B (each rounded to 12 decimals, so a
 run against itself gives exactly 0), ``ci`` a paired percentile bootstrap 95% interval of it
-(the items resampled 1000 times with numpy, seeded from the two run names, the cell and the
-key), ``p`` the two-sided Wilcoxon signed-rank p-value (``scipy.stats.wilcoxon``, zero
+(the items resampled 1000 times with numpy, seeded from the cell and the key), ``p`` the
+two-sided Wilcoxon signed-rank p-value (``scipy.stats.wilcoxon``, zero
 differences dropped; 1.0 when every difference is 0). ``significant``: ``p < alpha`` (0.05)
 and the interval excludes 0.
 
@@ -81,14 +81,14 @@ def paired_stats(a: Sequence[float], b: Sequence[float], seed: int, alpha: float
             "p": p, "significant": bool(p < alpha and (lo > 0 or hi < 0))}
 
 
-def _cell(pairs: list[tuple[dict, dict]], keys: Sequence[str], names: tuple[str, str], cell: str) -> dict[str, Any]:
+def _cell(pairs: list[tuple[dict, dict]], keys: Sequence[str], cell: str) -> dict[str, Any]:
     out = {}
     for k in keys:
         vals = [(item_value(ra, k), item_value(rb, k)) for ra, rb in pairs]
         vals = [(x, y) for x, y in vals if x is not None and y is not None]
         if vals:
             out[k] = paired_stats([x for x, _ in vals], [y for _, y in vals],
-                                  bootstrap_seed("compare", names[0], names[1], cell, k))
+                                  bootstrap_seed("compare", cell, k))
     return out
 
 
@@ -122,16 +122,15 @@ def compare_rows(rows_a: Sequence[dict[str, Any]], rows_b: Sequence[dict[str, An
 
     keys = [k for k in INTERVAL_KEYS if k in present(ra) & present(rb)]
     pairs = [(ra[i], rb[i]) for i in common]
-    names = (a, b)
 
     def meta(r: dict) -> dict:
         return r.get("meta") or {}
 
-    levels = _cell(pairs, keys, names, "all")
-    by_diff = {d: _cell([p for p in pairs if meta(p[0]).get("difficulty") == d], keys, names, f"difficulty:{d}")
+    levels = _cell(pairs, keys, "all")
+    by_diff = {d: _cell([p for p in pairs if meta(p[0]).get("difficulty") == d], keys, f"difficulty:{d}")
                for d in DIFFICULTIES if any(meta(p[0]).get("difficulty") == d for p in pairs)}
     areas = sorted({meta(p[0])["area"] for p in pairs if meta(p[0]).get("area")})
-    by_area = {ar: _cell([p for p in pairs if meta(p[0]).get("area") == ar], keys, names, f"area:{ar}")
+    by_area = {ar: _cell([p for p in pairs if meta(p[0]).get("area") == ar], keys, f"area:{ar}")
                for ar in areas}
     return {
         "a": a, "b": b, "n_common": len(common),

@@ -41,8 +41,9 @@ percentile bootstrap interval of that cell's mean: the very values the mean is o
 failure, a partial row left out of its term) resampled with replacement 1000 times with
 numpy, ``lo``/``hi`` the 2.5th/97.5th percentiles of the resampled means, widened to the
 mean itself in the rare case it falls outside (so an interval always covers its mean). The
-generator is seeded from a SHA-256 of the run name, the cell and the key
-(:func:`bootstrap_seed`), so a rerun gives bit-identical intervals. A key whose mean is None
+generator is seeded from a SHA-256 of the cell and the key (:func:`bootstrap_seed`; not of
+the run name, so the same rows give the same summary under any name), so a rerun gives
+bit-identical intervals. A key whose mean is None
 has the interval None; one row gives ``[mean, mean]``.
 """
 
@@ -129,7 +130,7 @@ def _means(rows: Sequence[dict[str, Any]], keys: Sequence[str]) -> dict[str, Any
 
 
 def bootstrap_seed(*parts: Any) -> int:
-    """A fixed seed from the given parts (run name, cell, key): the first 8 bytes of their SHA-256."""
+    """A fixed seed from the given parts (cell, key): the first 8 bytes of their SHA-256."""
     digest = hashlib.sha256("\0".join(str(p) for p in parts).encode("utf-8")).digest()
     return int.from_bytes(digest[:8], "big")
 
@@ -150,8 +151,8 @@ def bootstrap_interval(values: Sequence[float], seed: int, resamples: int = RESA
     return [min(lo, mean), max(hi, mean)]
 
 
-def _intervals(rows: Sequence[dict[str, Any]], keys: Sequence[str], run: str, cell: str) -> dict[str, Any]:
-    return {k: bootstrap_interval(_values(rows, k), bootstrap_seed(run, cell, k)) for k in keys}
+def _intervals(rows: Sequence[dict[str, Any]], keys: Sequence[str], cell: str) -> dict[str, Any]:
+    return {k: bootstrap_interval(_values(rows, k), bootstrap_seed(cell, k)) for k in keys}
 
 
 def summarize_rows(
@@ -184,10 +185,10 @@ def summarize_rows(
     by_area = {a: _means([r for r in scored if meta(r).get("area") == a], keys) for a in areas}
     intervals = {
         "confidence": CONFIDENCE, "resamples": RESAMPLES, "method": "percentile bootstrap over items",
-        "means": _intervals(scored, keys, run, "means"),
-        "by_difficulty": {d: _intervals([r for r in scored if meta(r).get("difficulty") == d], keys, run,
+        "means": _intervals(scored, keys, "means"),
+        "by_difficulty": {d: _intervals([r for r in scored if meta(r).get("difficulty") == d], keys,
                                         f"difficulty:{d}") for d in by_diff},
-        "by_area": {a: _intervals([r for r in scored if meta(r).get("area") == a], keys, run, f"area:{a}")
+        "by_area": {a: _intervals([r for r in scored if meta(r).get("area") == a], keys, f"area:{a}")
                     for a in areas},
     }
     return {
