@@ -346,7 +346,9 @@ def test_busy_workers_exit_when_their_parent_is_sigkilled(tmp_path, how):
 def test_a_second_run_on_the_same_out_is_refused_at_once_naming_the_holder(tmp_path, monkeypatch):
     import sciflow.runs.scoring as scoring
 
-    preds, refs = dataset(tmp_path)
+    # six slow items keep the first run busy while a second process starts (it takes seconds
+    # to import on a loaded machine): the second must find the lock held, not a finished run
+    preds, refs = dataset(tmp_path, big=tuple(f"m_big{k}" for k in range(6)), n=3000)
     cfg = tmp_path / "cfg.toml"
     cfg.write_text(CONFIG_TOML)
     out = tmp_path / "out"
@@ -372,7 +374,7 @@ def test_a_second_run_on_the_same_out_is_refused_at_once_naming_the_holder(tmp_p
     summary = json.loads((out / "summary.json").read_text())
     rows = read_log(out / "results.jsonl")
     assert manifest["config_hash"] == summary["config_hash"] == STRING_ONLY.hash
-    assert {r["config_hash"] for r in rows} == {STRING_ONLY.hash} and len(rows) == 6
+    assert {r["config_hash"] for r in rows} == {STRING_ONLY.hash} and len(rows) == 11
     assert not lock.exists()
 
 
