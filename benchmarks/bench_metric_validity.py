@@ -100,7 +100,7 @@ def adversary_table(refs: dict[str, DiagramGraph], config, embedder, seed: int, 
     per_k: dict[int, dict[str, tuple[float, float]]] = {k: {} for k in range(5)}
     last_type: dict[tuple[int, str], str] = {}  # (K, item) -> type of the K-th error
     for item, ref in refs.items():
-        item_seed = PerturbedGenerator(seed=seed)._item_seed(ref)  # the seed `sciflow perturb` uses
+        item_seed = PerturbedGenerator(seed=seed).item_seed(ref)  # the seed `sciflow perturb` uses
         for k in range(5):
             try:
                 damaged, errors = (ref, []) if k == 0 else perturb_graph(ref, k, item_seed)

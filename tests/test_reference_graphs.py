@@ -150,3 +150,17 @@ def test_validate_checks_references_from_the_cli(tmp_path: Path) -> None:
     assert "1 of 2" in r.stdout + r.stderr
     ok = subprocess.run([str(exe), "validate", str(REF_DIR)], capture_output=True, text=True)
     assert ok.returncode == 0, ok.stdout + ok.stderr
+
+
+def test_prompt_write_rebuilds_what_the_checker_derives(tmp_path: Path) -> None:
+    from sciflow.cli import main
+
+    g = load(REF_DIR / "cv_detr.json")
+    nodes = (dataclasses.replace(g.nodes[0], label="input image"),) + g.nodes[1:]
+    path = tmp_path / "cv_detr.json"
+    dataclasses.replace(g, nodes=nodes).save(path)
+    assert check_reference(DiagramGraph.load(path))  # the prompt is stale
+    assert main(["prompt", str(path), "--write"]) == 0
+    fixed = DiagramGraph.load(path)
+    assert check_reference(fixed) == []
+    assert "- input image" in fixed.prompt.text

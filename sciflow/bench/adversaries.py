@@ -66,6 +66,7 @@ def shortcut_arrows_only(ref: DiagramGraph, seed: int = 0) -> DiagramGraph:
     succ: dict[str, list[str]] = {i: [] for i in ids}
     for a, b in _edges(ref):
         succ[a].append(b)
+    ref_edges = set(_edges(ref))
     shortcuts = []
     for a in sorted(keep):
         # boxes reachable from a through left-out boxes only, two or more steps away
@@ -76,7 +77,7 @@ def shortcut_arrows_only(ref: DiagramGraph, seed: int = 0) -> DiagramGraph:
                 continue
             seen.add(x)
             for y in succ[x]:
-                if y in keep and y != a and (a, y) not in set(_edges(ref)):
+                if y in keep and y != a and (a, y) not in ref_edges:
                     shortcuts.append((a, y))
                 elif y not in keep:
                     frontier.append(y)

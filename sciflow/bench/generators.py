@@ -111,12 +111,13 @@ class PerturbedGenerator:
         return {"name": self.name, "severity": self.severity, "seed": self.seed, "degrade": self.degrade,
                 "dpi": self.render.dpi}
 
-    def _item_seed(self, item: DiagramGraph) -> int:
+    def item_seed(self, item: DiagramGraph) -> int:
+        """The seed of ``item``'s errors: a hash of the generator's seed and the item id."""
         digest = hashlib.sha256(f"{self.seed}:{item.id}".encode()).hexdigest()
         return int(digest[:12], 16)
 
     def generate(self, item: DiagramGraph, prompt: str, out_path: Path) -> Path:
-        seed = self._item_seed(item)
+        seed = self.item_seed(item)
         bad, errors = perturb_graph(item, self.severity, seed)
         self.render.generate(bad, prompt, out_path)
         degradation = self.degrade

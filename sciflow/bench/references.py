@@ -41,6 +41,13 @@ REFERENCE_SET = "sciflow reference set"
 REQUIRED_META = ("title", "year", "area", "layout", "citation", "provenance", "description", "notes", "difficulty")
 
 
+def with_derived_fields(graph: DiagramGraph) -> DiagramGraph:
+    """``graph`` with the fields :func:`check_reference` derives from it rebuilt: the difficulty
+    tier and the prompt (what ``sciflow prompt FILE --write`` saves after a hand edit)."""
+    graph = dataclasses.replace(graph, meta={**graph.meta, "difficulty": difficulty(graph)}, prompt=None)
+    return dataclasses.replace(graph, prompt=build_prompt(graph))
+
+
 def is_reference(graph: DiagramGraph) -> bool:
     """A graph belongs to the reference set when its ``meta.origin`` names it."""
     origin = graph.meta.get("origin")

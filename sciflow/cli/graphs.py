@@ -175,19 +175,14 @@ def _graph_error_line(message: str, path: str) -> str:
 
 
 def cmd_prompt(args: argparse.Namespace) -> int:
-    import dataclasses
-
-    from sciflow.bench.difficulty import difficulty
     from sciflow.bench.generators import build_prompt_text
-    from sciflow.bench.prompts import build_prompt
+    from sciflow.bench.references import with_derived_fields
     from sciflow.format.graph import GraphFormatError, load_graph
 
     try:
         graph = load_graph(args.ref)
         if args.write:  # after a hand edit: the prompt and tier the checker expects
-            graph = dataclasses.replace(graph, meta={**graph.meta, "difficulty": difficulty(graph)}, prompt=None)
-            graph = dataclasses.replace(graph, prompt=build_prompt(graph))
-            graph.save(args.ref)
+            with_derived_fields(graph).save(args.ref)
             console.print(f"rewrote the prompt and difficulty tier of {q(args.ref)}")
             return 0
         text = build_prompt_text(graph, args.style)

@@ -258,7 +258,7 @@ class _PerturbedAware:
         self.attempts[item.id] = k + 1
         gen = PerturbedGenerator(max(0, self.severity - self.decay * k), self.seed + k, self.degrade, self.dpi)
         if not self.render:
-            bad, _ = perturb_graph(item, gen.severity, gen._item_seed(item))
+            bad, _ = perturb_graph(item, gen.severity, gen.item_seed(item))
             return Candidate(graph=bad)
         out_path = Path(out_path)
         gen.generate(item, prompt, out_path)

@@ -237,26 +237,24 @@ def text_level(
 
     unsupported: list[str] = []
     duplicates: list[str] = []
-    n_statements = 0
-    free_nodes = [n for n in pred.nodes if n.label.strip() and n.id not in to_comp]
-    n_statements += sum(1 for n in pred.nodes if n.label.strip())
+    labels = [n for n in pred.nodes if n.label.strip()]
+    free_nodes = [n for n in labels if n.id not in to_comp]
     for n, near in zip(free_nodes, near_component([n.label for n in free_nodes]), strict=True):
         if near:
             duplicates.append(n.label)
         elif not is_mentioned(n.label):
             unsupported.append(n.label)
     texts = [t for t in [*(e.label or "" for e in pred.edges), *extra_texts] if t.strip()]
-    n_statements += len(texts)
     for t, near in zip(texts, near_component(texts), strict=True):
         if not near and not is_mentioned(t):
             unsupported.append(t)
     relations = {(e.source, e.target) for e in pg.edges}
     pred_label = {n.id: n.label for n in pred.nodes}
-    unsupported_relations = []
-    for e in dict.fromkeys((e.source, e.target) for e in pred.edges):
-        n_statements += 1
-        if (to_comp.get(e[0]), to_comp.get(e[1])) not in relations:
-            unsupported_relations.append(f"{pred_label[e[0]]} -> {pred_label[e[1]]}")
+    arrows = list(dict.fromkeys((e.source, e.target) for e in pred.edges))
+    unsupported_relations = [f"{pred_label[u]} -> {pred_label[v]}" for u, v in arrows
+                             if (to_comp.get(u), to_comp.get(v)) not in relations]
+    n_texts = len(labels) + len(texts)
+    n_statements = n_texts + len(arrows)
     bad = len(unsupported) + len(duplicates) + len(unsupported_relations)
     faithfulness = 1.0 - bad / n_statements if n_statements else 0.0
 
@@ -290,6 +288,6 @@ def text_level(
         unsupported_relations=tuple(sorted(unsupported_relations)),
         alignment_backend=config.alignment_backend,
         fallback=fallback,
-        details={"n_statements": n_statements, "n_texts": n_statements - len(set(pred.edges)),
+        details={"n_statements": n_statements, "n_texts": n_texts,
                  "n_components": len(pg.nodes), "n_relations": len(pg.edges)},
     )
