@@ -12,7 +12,7 @@ export YOLO_OFFLINE := 1
 
 install: $(STAMP)
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml constraints.txt
 	@# Debian packages: Graphviz (renderings), Chromium (report and verification-page browser tests),
 	@# Tesseract (the optional OCR backend). Installed only when missing.
 	@missing=""; \
@@ -26,8 +26,10 @@ $(STAMP): pyproject.toml
 	fi
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
-	$(BIN)/python -m pip install -q torch==2.14.1 torchvision==0.29.1
-	$(BIN)/python -m pip install -q -e '.[dev]'
+	@# pyproject.toml declares ranges; constraints.txt pins this machine's exact versions (torch first:
+	@# it is the big one, and the pinned build lies on this machine's disk).
+	$(BIN)/python -m pip install -q -c constraints.txt torch torchvision
+	$(BIN)/python -m pip install -q -c constraints.txt -e '.[dev]'
 	touch $(STAMP)
 
 demo: install

@@ -1,6 +1,6 @@
 """How good is the critic? Edit-instruction precision/recall, judgement accuracy, and the loop.
 
-    .venv/bin/python benchmarks/bench_critic.py [--refs reference_graphs] [--seeds 3] [--kmax 3]
+    .venv/bin/python benchmarks/bench_critic.py [--refs sciflow/data/sciflow-bench-60] [--seeds 3] [--kmax 3]
         [--embedder minilm|none] [--max-steps 10] [--parse N] [--json OUT.json]
 
 Items: every reference graph clean, and perturbed (:func:`sciflow.bench.perturb.perturb_graph`, all
@@ -248,7 +248,7 @@ def loop(refs, ks, seeds, matching, embedder, rule, max_steps: int, decay: int, 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--refs", default="reference_graphs")
+    ap.add_argument("--refs", default="sciflow/data/sciflow-bench-60")
     ap.add_argument("--seeds", type=int, default=3)
     ap.add_argument("--kmax", type=int, default=3)
     ap.add_argument("--embedder", default="minilm", choices=["minilm", "none"])

@@ -2,7 +2,7 @@
 
     .venv/bin/python benchmarks/bench_embedding.py [--n 200] [--batch-sizes 8,32,128] [--threads 1] [--device cpu]
 
-Labels are the distinct node and edge labels of ``reference_graphs/*.json`` (the first N in a
+Labels are the distinct node and edge labels of ``sciflow/data/sciflow-bench-60/*.json`` (the first N in a
 fixed shuffled order). For each method every label is encoded once from cold (no cache; the
 model is loaded and warmed up on an unrelated string first) and the script prints ms per
 label, then compares the embeddings with the batch-of-one ones:
@@ -37,7 +37,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def reference_labels(n: int, seed: int = 0) -> list[str]:
     labels: set[str] = set()
-    for f in sorted((ROOT / "reference_graphs").glob("*.json")):
+    for f in sorted((ROOT / "sciflow" / "data" / "sciflow-bench-60").glob("*.json")):
         d = json.loads(f.read_text("utf-8"))
         labels.update(x["label"] for x in d.get("nodes", []) if x.get("label"))
         labels.update(x["label"] for x in d.get("edges", []) if x.get("label"))

@@ -1,6 +1,6 @@
 """Per-item cost of each metric level, with the backends this machine has.
 
-    .venv/bin/python benchmarks/bench_levels.py [--refs reference_graphs] [--n 30]
+    .venv/bin/python benchmarks/bench_levels.py [--refs sciflow/data/sciflow-bench-60] [--n 30]
 
 Renders the first N references with the Graphviz generator, parses them once (not timed
 here; see bench_parse.py), then times the graph, text and image levels on every item, first
@@ -30,7 +30,7 @@ from sciflow.pipeline import Parser
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--refs", type=Path, default=Path("reference_graphs"))
+    ap.add_argument("--refs", type=Path, default=Path("sciflow/data/sciflow-bench-60"))
     ap.add_argument("--n", type=int, default=30)
     args = ap.parse_args()
 

@@ -1,7 +1,7 @@
 """Does the metric mean what it says? The adversary table, and the perturbation suite end to end.
 
-    .venv/bin/python benchmarks/bench_metric_validity.py --adversaries [--refs reference_graphs] [--seed 0]
-    .venv/bin/python benchmarks/bench_metric_validity.py [--refs reference_graphs] [--severities 0 1 2 3]
+    .venv/bin/python benchmarks/bench_metric_validity.py --adversaries [--refs sciflow/data/sciflow-bench-60] [--seed 0]
+    .venv/bin/python benchmarks/bench_metric_validity.py [--refs sciflow/data/sciflow-bench-60] [--severities 0 1 2 3]
         [--seed 0] [--jobs 2] [--limit N] [--no-parse] [--out runs/validity]
 
 ``--adversaries`` scores, on every reference and without the parser, the graph and text level
@@ -183,7 +183,7 @@ def adversary_table(refs: dict[str, DiagramGraph], config, embedder, seed: int, 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--refs", type=Path, default=Path("reference_graphs"))
+    ap.add_argument("--refs", type=Path, default=Path("sciflow/data/sciflow-bench-60"))
     ap.add_argument("--severities", type=int, nargs="+", default=[0, 1, 2, 3])
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--jobs", type=int, default=2)

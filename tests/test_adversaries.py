@@ -12,7 +12,7 @@ from sciflow.bench.perturb import perturb_graph
 from sciflow.format.graph import load_graph
 from sciflow.metrics.graph_level import graph_level
 
-REFS = sorted(Path(__file__).resolve().parent.parent.joinpath("reference_graphs").glob("*.json"))[::6]
+REFS = sorted(Path(__file__).resolve().parents[1].joinpath("sciflow", "data", "sciflow-bench-60").glob("*.json"))[::6]
 
 
 @pytest.mark.parametrize("path", REFS, ids=lambda p: p.stem)

@@ -19,7 +19,7 @@ from sciflow.format.convert import import_sciflow_bench
 from sciflow.format.graph import DiagramGraph, load_graph
 from sciflow.metrics.graph_level import graph_level
 
-REFS = Path(__file__).resolve().parents[1] / "reference_graphs"
+REFS = Path(__file__).resolve().parents[1] / "sciflow" / "data" / "sciflow-bench-60"
 CHAIN = make_graph(
     [(c, f"Stage {c.upper()}lpha") for c in "abcdef"],
     [("a", "b"), ("b", "c"), ("c", "d"), ("d", "e"), ("e", "f"), ("b", "e")],

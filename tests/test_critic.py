@@ -32,6 +32,7 @@ from sciflow.format.graph import DiagramGraph
 from sciflow.metrics.graph_level import graph_level
 
 ROOT = Path(__file__).resolve().parents[1]
+BENCH = ROOT / "sciflow" / "data" / "sciflow-bench-60"  # sciflow-bench-60@1
 
 # A -> B -> C -> D, B -> E   (labels are words so that misspellings and merges are realistic)
 LABELS = {"a": "Image", "b": "Encoder", "c": "Decoder", "d": "Loss", "e": "Memory Bank"}
@@ -224,7 +225,7 @@ def test_critique_from_result_matches_critique():
 def test_every_perturbation_is_caught_and_repaired(kind):
     from sciflow.format.graph import load_graph
 
-    ref = load_graph(ROOT / "reference_graphs" / "cv_clip.json")
+    ref = load_graph(BENCH / "cv_clip.json")
     for seed in range(3):
         bad, _ = perturb_graph(ref, 1, seed, [kind])
         c = critique(bad, ref, matching=STRING_ONLY)
@@ -370,7 +371,7 @@ def test_rectify_folder_with_the_perturbed_generator(tmp_path):
     refs = tmp_path / "refs"
     refs.mkdir()
     for name in ("cv_vit", "ml_gan"):
-        (refs / f"{name}.json").write_text((ROOT / "reference_graphs" / f"{name}.json").read_text())
+        (refs / f"{name}.json").write_text((BENCH / f"{name}.json").read_text())
     cfg = load_config(overrides={"matching": {"embedder": "none"}})
     out = tmp_path / "out"
     summary = rectify_folder("perturbed", refs, out, editor="graph", generator_options={"severity": 1, "seed": 0},
@@ -388,7 +389,7 @@ def test_rectify_folder_with_the_perturbed_generator(tmp_path):
 def test_perturbed_regeneration_draws_the_next_seed():
     from sciflow.format.graph import load_graph
 
-    ref = load_graph(ROOT / "reference_graphs" / "cv_vit.json")
+    ref = load_graph(BENCH / "cv_vit.json")
     gen = graph_aware_generator("perturbed", render=False, severity=2, seed=5)
     first, second = gen(ref, "", Path("x.png")), gen(ref, "", Path("x.png"))
     assert isinstance(first, Candidate) and first.graph != second.graph

@@ -11,7 +11,7 @@ from sciflow.bench.perturb import PerturbationError, perturb_graph
 from sciflow.critic import apply_instructions, critique, parse_tagged, to_tagged
 from sciflow.format.graph import load_graph
 
-REFS = sorted((Path(__file__).resolve().parents[1] / "reference_graphs").glob("*.json"))[::6]
+REFS = sorted((Path(__file__).resolve().parents[1] / "sciflow" / "data" / "sciflow-bench-60").glob("*.json"))[::6]
 
 
 @pytest.mark.parametrize("path", REFS, ids=lambda p: p.stem)

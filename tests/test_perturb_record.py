@@ -17,7 +17,7 @@ from sciflow.bench.generators import PerturbedGenerator
 from sciflow.bench.perturb import ERROR_TYPES, PerturbationError, differences, perturb_graph, realised
 from sciflow.format.graph import DiagramGraph, load_graph
 
-REF_DIR = Path(__file__).resolve().parents[1] / "reference_graphs"
+REF_DIR = Path(__file__).resolve().parents[1] / "sciflow" / "data" / "sciflow-bench-60"
 REFS = sorted(REF_DIR.glob("*.json"))
 SEEDS = range(6)
 

@@ -1,4 +1,4 @@
-"""The reference set in reference_graphs/: valid, self-consistent (the checker), balanced."""
+"""The reference set sciflow-bench-60@1 (sciflow/data/sciflow-bench-60/): valid, self-consistent, balanced."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from sciflow.bench.references import check_reference
 from sciflow.format.graph import DiagramGraph
 
 ROOT = Path(__file__).resolve().parents[1]
-REF_DIR = ROOT / "reference_graphs"
+REF_DIR = ROOT / "sciflow" / "data" / "sciflow-bench-60"
 AREAS = (
     "computer vision",
     "natural language processing",

@@ -44,7 +44,7 @@ Tiers (:func:`difficulty`)
 --------------------------
 ``easy`` when ``score < EASY_BELOW`` (14.0), ``hard`` when ``score >= HARD_FROM`` (22.5),
 ``medium`` otherwise (scores are multiples of 0.5, so easy means score <= 13.5). The thresholds
-were set once on the 60-item reference set in ``reference_graphs/`` so that the tiers hold
+were set once on the 60-item reference set in ``sciflow/data/sciflow-bench-60/`` so that the tiers hold
 35% / 40% / 25% of its items (21 / 24 / 15); they are constants, not refitted per dataset.
 For scale: a 3-node chain scores 2.5 (easy); a charge-pump PLL (7 nodes, 7 edges, one
 feedback loop) scores 11 (easy); DETR's overview (11 nodes, 4 groups) scores 15.5 (medium);

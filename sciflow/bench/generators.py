@@ -26,7 +26,7 @@ in the ``sciflow.bench.generators`` entry-point group of their package::
     def make_generator(**options):
         return DiffusionGenerator(**options)
 
-Then ``sciflow generate my-diffusion --refs reference_graphs/ -o generated/my-diffusion/``.
+Then ``sciflow generate my-diffusion --refs sciflow-bench-60@1 -o generated/my-diffusion/``.
 
 Built in:
 

@@ -1,8 +1,10 @@
 """The reference set as data: what a reference graph file must hold, and the check of it.
 
-``reference_graphs/*.json`` are the source of truth (edited by hand, one file per published
-method); :func:`check_reference` is what ``sciflow validate`` runs on every file of the reference
-set (``meta.origin`` names it: :data:`REFERENCE_SET`), or on every file with ``--references``.
+``sciflow/data/sciflow-bench-60/*.json`` (the bundled benchmark ``sciflow-bench-60@1``) are the
+source of truth (edited by hand, one file per published method; a change needs a new benchmark
+version, :mod:`sciflow.format.benchmarks`); :func:`check_reference` is what ``sciflow validate``
+runs on every file of the reference set (``meta.origin`` names it: :data:`REFERENCE_SET`), or on
+every file with ``--references``.
 Other graphs, such as the demo's small references in ``examples/``, get the schema check only.
 A reference passes when
 
