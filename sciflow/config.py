@@ -95,6 +95,9 @@ _RANGES: dict[str, _Range] = {
     "image.flow_overlap_iou": _Range(0.0, 1.0, hi_open=True),
     "image.flow_align_tol": _NONNEG,
     "image.arrow_min_confidence": _UNIT,
+    "claims.min_parse_reliability": _UNIT,
+    "claims.ambiguity_margin": _UNIT,
+    "claims.longest_path_budget": _Range(1.0),
     "critique.misspell_threshold": _UNIT,
     "critique.local_edit_limit": _NONNEG,
     "critique.max_steps": _NONNEG,
@@ -121,7 +124,7 @@ _GROUPS: dict[str, tuple[tuple[str, ...], ...]] = {
 }
 
 # The tables checked key by key (``parser`` is open).
-CHECKED_TABLES = ("matching", "graph", "text", "text.judge", "overall", "image", "critique")
+CHECKED_TABLES = ("matching", "graph", "text", "text.judge", "overall", "image", "critique", "claims")
 
 
 def _num(v: float | None) -> str:
@@ -296,6 +299,18 @@ class CritiqueConfig(CritiqueRuleSettings):
 
 
 @dataclass(frozen=True)
+class ClaimsConfig:
+    """The ``[claims]`` table: structural claim checking (``sciflow/claims/check.py``)."""
+
+    min_parse_reliability: float = 0.5
+    ambiguity_margin: float = 0.05
+    longest_path_budget: int = 2_000_000
+
+    def __post_init__(self) -> None:
+        _dataclass_check("claims", self)
+
+
+@dataclass(frozen=True)
 class Config:
     """The merged configuration. ``data`` is the full nested mapping that is hashed."""
 
@@ -329,6 +344,10 @@ class Config:
     @property
     def critique(self) -> CritiqueConfig:
         return CritiqueConfig(**self.data.get("critique", {}))
+
+    @property
+    def claims(self) -> ClaimsConfig:
+        return ClaimsConfig(**self.data.get("claims", {}))
 
     @property
     def parser(self) -> Mapping[str, Any]:

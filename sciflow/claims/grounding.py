@@ -1,0 +1,136 @@
+"""Grounding: which node of the diagram does a claim's name mean?
+
+The names of one claim are matched to the diagram's nodes with the metrics' one-to-one matcher
+(:func:`sciflow.metrics.matching.match_nodes`: folded labels, string + semantic similarity,
+``matching.threshold``), the names playing the reference: two names of one claim never land
+on the same node. Then each name is checked, never guessed:
+
+- **unmatched**: no node reaches the threshold (the closest is reported);
+- **ambiguous**: another node, not taken by another name of the claim, is as good: its label
+  folds to the same text as the chosen node's (a repeated label), or its similarity is within
+  ``claims.ambiguity_margin`` of the chosen one. A name that folds exactly to one node's label
+  and to no other's is never ambiguous;
+- **grounded** otherwise.
+
+Group names are grounded the same way on the labelled groups.
+
+>>> from sciflow.format.graph import DiagramGraph
+>>> from sciflow.config import MatchingConfig
+>>> g = DiagramGraph.from_dict({"id": "g", "nodes": [{"id": "a", "label": "Linear"},
+...     {"id": "b", "label": "Linear"}, {"id": "c", "label": "Softmax"}], "edges": []})
+>>> out = ground_names(["linear", "SoftMax", "Decoder"], g, MatchingConfig(embedder="none"))
+>>> [(x.name, x.status, x.node) for x in out.values()]
+[('linear', 'ambiguous', None), ('SoftMax', 'grounded', 'c'), ('Decoder', 'unmatched', None)]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from sciflow.config import MatchingConfig
+from sciflow.format.graph import DiagramGraph, Node
+from sciflow.metrics.matching import fold, match_nodes, similarity_matrices
+from sciflow.models.embedding import LabelEmbedder, get_embedder
+
+DEFAULT_MARGIN = 0.05
+
+
+@dataclass(frozen=True)
+class Grounding:
+    """One name's grounding. ``candidates``: ``(id, label, similarity)`` of the tied nodes
+    (ambiguous) or of the closest node (unmatched), best first."""
+
+    name: str
+    status: str  # "grounded" | "ambiguous" | "unmatched"
+    node: str | None = None
+    label: str | None = None
+    similarity: float | None = None
+    candidates: tuple[tuple[str, str, float], ...] = ()
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "grounded"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "status": self.status, "node": self.node, "label": self.label,
+                "similarity": self.similarity,
+                "candidates": [{"id": i, "label": lab, "similarity": s} for i, lab, s in self.candidates]}
+
+    def reason(self) -> str:
+        """Why the name is not grounded, as a clause (empty when it is)."""
+        if self.status == "ambiguous":
+            tied = ", ".join(f'"{lab}" ({i})' for i, lab, _ in self.candidates)
+            return f'"{self.name}" is ambiguous: it fits {tied} equally well'
+        if self.status == "unmatched":
+            near = f' (closest: "{self.candidates[0][1]}", similarity {self.candidates[0][2]:.2f})' \
+                if self.candidates else ""
+            return f'no component matches "{self.name}"{near}'
+        return ""
+
+
+def _ground(names: Sequence[str], items: Sequence[Node], config: MatchingConfig, embedder: LabelEmbedder | None,
+            margin: float) -> dict[str, Grounding]:
+    distinct: list[str] = []
+    for n in names:
+        if n not in distinct:
+            distinct.append(n)
+    if not distinct:
+        return {}
+    embedder = embedder or get_embedder(config.embedder)
+    graph = DiagramGraph(id="diagram", nodes=tuple(items))
+    query = DiagramGraph(id="claim", nodes=tuple(Node(f"q{k}", n) for k, n in enumerate(distinct)))
+    matching = match_nodes(graph, query, config, embedder)
+    chosen = {p.ref_id: p.pred_id for p in matching.pairs}
+    taken = set(chosen.values())
+    out: dict[str, Grounding] = {}
+    if not items:
+        return {n: Grounding(n, "unmatched") for n in distinct}
+    sim, _, _ = similarity_matrices([x.label for x in items], distinct, config, embedder)
+    for j, name in enumerate(distinct):
+        col = [(float(sim[i, j]), i) for i in range(len(items))]
+        ranked = sorted(col, key=lambda x: (-x[0], items[x[1]].id))
+        node_id = chosen.get(f"q{j}")
+        if node_id is None:
+            best = ranked[0]
+            out[name] = Grounding(name, "unmatched", candidates=((items[best[1]].id, items[best[1]].label,
+                                                                 round(best[0], 6)),))
+            continue
+        i = next(k for k, x in enumerate(items) if x.id == node_id)
+        s = float(sim[i, j])
+        exact = [k for k, x in enumerate(items) if fold(x.label) == fold(name)]
+        if exact == [i]:
+            out[name] = Grounding(name, "grounded", node_id, items[i].label, round(s, 6))
+            continue
+        own = fold(items[i].label)
+        rivals = [k for s2, k in ranked if k != i and items[k].id not in taken - {node_id}
+                  and (fold(items[k].label) == own or s2 >= s - margin)]
+        if rivals:
+            tied = [i] + rivals
+            out[name] = Grounding(name, "ambiguous", candidates=tuple(
+                (items[k].id, items[k].label, round(float(sim[k, j]), 6)) for k in tied))
+        else:
+            out[name] = Grounding(name, "grounded", node_id, items[i].label, round(s, 6))
+    return out
+
+
+def ground_names(names: Sequence[str], graph: DiagramGraph, config: MatchingConfig | None = None,
+                 embedder: LabelEmbedder | None = None, margin: float = DEFAULT_MARGIN) -> dict[str, Grounding]:
+    """Ground the names of one claim on ``graph``'s nodes (module docstring), keyed by name."""
+    return _ground(names, graph.nodes, config or MatchingConfig(), embedder, margin)
+
+
+def ground_group(name: str, graph: DiagramGraph, config: MatchingConfig | None = None,
+                 embedder: LabelEmbedder | None = None, margin: float = DEFAULT_MARGIN) -> Grounding:
+    """Ground a group name on ``graph``'s labelled groups (the grounding's ``node`` is the group id).
+
+    >>> from sciflow.format.graph import DiagramGraph
+    >>> from sciflow.config import MatchingConfig
+    >>> g = DiagramGraph.from_dict({"id": "g", "groups": [{"id": "g1", "label": "Encoder"}],
+    ...     "nodes": [{"id": "a", "label": "Attention", "group": "g1"}], "edges": []})
+    >>> ground_group("encoder", g, MatchingConfig(embedder="none")).node
+    'g1'
+    """
+    groups = [Node(g.id, g.label) for g in graph.groups if g.label]
+    return _ground([name], groups, config or MatchingConfig(), embedder, margin)[name]
