@@ -101,6 +101,7 @@ _RANGES: dict[str, _Range] = {
     "critique.misspell_threshold": _UNIT,
     "critique.local_edit_limit": _NONNEG,
     "critique.max_steps": _NONNEG,
+    "trust.min_reliability_flag": _UNIT,
 }
 
 _IMAGE_SEMANTIC_BACKENDS = ("auto", "clip", "ocr-text-embedding")
@@ -124,7 +125,7 @@ _GROUPS: dict[str, tuple[tuple[str, ...], ...]] = {
 }
 
 # The tables checked key by key (``parser`` is open).
-CHECKED_TABLES = ("matching", "graph", "text", "text.judge", "overall", "image", "critique", "claims")
+CHECKED_TABLES = ("matching", "graph", "text", "text.judge", "overall", "image", "critique", "trust", "claims")
 
 
 def _num(v: float | None) -> str:
@@ -299,6 +300,19 @@ class CritiqueConfig(CritiqueRuleSettings):
 
 
 @dataclass(frozen=True)
+class TrustConfig:
+    """The ``[trust]`` table: when to trust a score. ``min_reliability_flag``: a parsed item whose
+    ``parse_reliability`` is below it is flagged ``low_reliability`` (``sciflow/agents/reliability.py``);
+    ``strict``: refuse to run when any backend would fall back (``sciflow/models/strict.py``)."""
+
+    min_reliability_flag: float = 0.5
+    strict: bool = False
+
+    def __post_init__(self) -> None:
+        _dataclass_check("trust", self)
+
+
+@dataclass(frozen=True)
 class ClaimsConfig:
     """The ``[claims]`` table: structural claim checking (``sciflow/claims/check.py``)."""
 
@@ -348,6 +362,10 @@ class Config:
     @property
     def claims(self) -> ClaimsConfig:
         return ClaimsConfig(**self.data.get("claims", {}))
+
+    @property
+    def trust(self) -> TrustConfig:
+        return TrustConfig(**self.data.get("trust", {}))
 
     @property
     def parser(self) -> Mapping[str, Any]:

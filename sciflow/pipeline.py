@@ -26,7 +26,15 @@ from typing import Any
 
 import cv2
 
-from sciflow.agents import graph_architect, grounder, layout, shape_hunter, text_spotter, topology_coder  # noqa: F401
+from sciflow.agents import (  # noqa: F401
+    graph_architect,
+    grounder,
+    layout,
+    reliability,
+    shape_hunter,
+    text_spotter,
+    topology_coder,
+)
 from sciflow.agents.diagram import Diagram
 from sciflow.agents.overlay import faded
 from sciflow.agents.registry import AGENTS
@@ -36,7 +44,9 @@ from sciflow.format.imageio import MAX_PIXELS, fit_working_size, to_rgb
 
 log = logging.getLogger(__name__)
 
-DEFAULT_AGENTS = ("text_spotter", "shape_hunter", "layout", "grounder", "topology_coder", "graph_architect")
+DEFAULT_AGENTS = (
+    "text_spotter", "shape_hunter", "layout", "grounder", "topology_coder", "graph_architect", "reliability"
+)
 
 
 @dataclass

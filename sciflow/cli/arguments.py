@@ -24,6 +24,23 @@ _DEVICE_HELP = ("where the models run: cpu (default), cuda, cuda:N or auto (cuda
                 "not part of the config hash, recorded in the manifest")
 
 
+_STRICT_HELP = ("refuse to run (rc 2) when any backend would fall back (CLIP, LPIPS, SAM, judge, MiniLM); "
+                "also [trust] strict = true in the config")
+_MIN_REL_HELP = ("leave items whose parse_reliability is below X out of the means (recorded in the summary "
+                 "and manifest)")
+
+
+def _unit(text: str) -> float:
+    """A number in [0, 1] (``--min-reliability``)."""
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number in [0, 1], got {text!r}") from None
+    if not 0.0 <= v <= 1.0:
+        raise argparse.ArgumentTypeError(f"expected a number in [0, 1], got {text}")
+    return v
+
+
 DESCRIPTION = "The ``sciflow`` command line: argument parsing and presentation only."
 
 
@@ -52,6 +69,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="cache folder: parsed graphs and the label-embedding store")
     s.add_argument("--no-cache", action="store_true", help="do not read or write the parse cache")
     s.add_argument("--device", default="cpu", help=_DEVICE_HELP)
+    s.add_argument("--strict", action="store_true", help=_STRICT_HELP)
+    s.add_argument("--min-reliability", type=_unit, default=None, metavar="X", help=_MIN_REL_HELP)
     s.set_defaults(func=cmd_score)
 
     m = sub.add_parser("summarize", help="leaderboard of one or more results folders side by side")
@@ -60,6 +79,7 @@ def build_parser() -> argparse.ArgumentParser:
     m.add_argument("--allow-mixed", action="store_true",
                    help="tabulate runs scored against different reference sets or metric versions "
                         "(the table is marked MIXED)")
+    m.add_argument("--min-reliability", type=_unit, default=None, metavar="X", help=_MIN_REL_HELP)
     m.set_defaults(func=cmd_summarize)
 
     cp = sub.add_parser("compare", help="two runs item by item: mean difference, bootstrap interval, "
@@ -93,6 +113,7 @@ def build_parser() -> argparse.ArgumentParser:
     pa.add_argument("--cache-dir", type=Path, default=Path(".sciflow-cache"))
     pa.add_argument("--no-cache", action="store_true")
     pa.add_argument("--device", default="cpu", help=_DEVICE_HELP)
+    pa.add_argument("--strict", action="store_true", help=_STRICT_HELP)
     pa.set_defaults(func=cmd_parse)
 
     r = sub.add_parser("render", help="Graphviz rendering of a graph, or of its comparison with another")

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import Any
 
 from sciflow.cli.common import _progress, breakdown_table, console, err_console, leaderboard_table, print_error, q, qmsg
 from sciflow.config import load_config
+from sciflow.models.strict import fallback_line
+from sciflow.runs.trust import reliability_line
 
 
 def _check_score_inputs(args: argparse.Namespace) -> str | None:
@@ -35,6 +38,9 @@ def cmd_score(args: argparse.Namespace) -> int:
     if problem:
         print_error(problem)
         return 2
+    if (args.strict or config.trust.strict) and (problem := _strict_problem(args, config)):
+        print_error(problem)
+        return 2
     with _progress("scoring") as progress:
         task = progress.add_task("", total=None)
         try:
@@ -43,7 +49,7 @@ def cmd_score(args: argparse.Namespace) -> int:
                 run_name=args.name, executor=args.executor, jobs=args.jobs, threads=args.threads,
                 address=args.address,
                 cache_dir=None if args.no_cache else args.cache_dir, resume=not args.no_resume,
-                critique=args.critique, device=args.device,
+                critique=args.critique, device=args.device, min_reliability=args.min_reliability,
                 on_start=lambda n: progress.update(task, total=n),
                 on_item=lambda row: progress.update(task, advance=1, description=str(row["id"])),
             )
@@ -64,14 +70,32 @@ def cmd_score(args: argparse.Namespace) -> int:
     if s["unreferenced_predictions"]:
         err_console.print(f"[yellow]predictions without reference (ignored):[/yellow] "
                           f"{', '.join(q(p) for p in s['unreferenced_predictions'])}")
-    if s["fallbacks"]:
-        err_console.print(f"[yellow]FALLBACK backends used:[/yellow] {', '.join(q(f) for f in s['fallbacks'])}")
     if result.n_reused:
         err_console.print(f"{result.n_reused} items reused from the previous run (unchanged inputs and config)")
     if args.out:
         console.print(f"results written to {q(args.out)}/ (results.jsonl, summary.json, leaderboard.csv, "
                       "manifest.json)", soft_wrap=True)
+    if line := reliability_line(s):
+        err_console.print(qmsg(line), soft_wrap=True)
+    if line := fallback_line(result.manifest.get("models") or {}):  # the last line: every fallback, named
+        err_console.print(f"[yellow]{qmsg(line)}[/yellow]", soft_wrap=True)
     return 0
+
+
+def _strict_problem(args: argparse.Namespace, config: Any) -> str | None:
+    """Why strict mode refuses this run (one line), or None (:func:`sciflow.models.strict.check_strict`)."""
+    from sciflow.models.strict import StrictError, check_strict
+    from sciflow.runs.items import is_image, pair_items
+
+    try:
+        if getattr(args, "refs", None) is not None:  # score: the image models and the parser serve image predictions
+            images = any(is_image(i.prediction) for i in pair_items(args.pred_dir, args.refs)[0])
+            check_strict(config, image=images, parser=images)
+        else:  # parse: the parser only
+            check_strict(config, image=False, parser=True)
+    except StrictError as exc:
+        return str(exc)
+    return None
 
 
 def cmd_summarize(args: argparse.Namespace) -> int:
@@ -84,7 +108,7 @@ def cmd_summarize(args: argparse.Namespace) -> int:
     summaries = []
     for d in args.results_dirs:
         try:
-            summaries.append(read_summary(d))
+            summaries.append(read_summary(d, min_reliability=args.min_reliability))
         except SummaryError as exc:
             print_error(exc)
             return 2
@@ -102,7 +126,12 @@ def cmd_summarize(args: argparse.Namespace) -> int:
     if blocking:
         labels = [d.aspect.label for d in blocking]
         title += f" (MIXED: {' and '.join(labels)} {'differs' if len(labels) == 1 else 'differ'}; not comparable)"
+    if args.min_reliability is not None:
+        title += f" (items with parse reliability < {args.min_reliability:g} left out of the means)"
     console.print(leaderboard_table(summaries, title=title))
+    for s in summaries:
+        if line := reliability_line(s):
+            console.print(qmsg(f"{s['run']}: {line}"), soft_wrap=True)
     if diffs:
         console.print(f"{DIFFERS} differs from the first run ({q(summaries[0]['run'])}): "
                       + qmsg(" | ".join(d.describe() for d in diffs)), soft_wrap=True)
@@ -178,6 +207,9 @@ def cmd_parse(args: argparse.Namespace) -> int:
         return 2
     if not images:
         print_error(f"no image in {', '.join(str(p) for p in args.inputs)}")
+        return 2
+    if (args.strict or config.trust.strict) and (problem := _strict_problem(args, config)):
+        print_error(problem)
         return 2
     with _progress("parsing") as progress:
         task = progress.add_task("", total=len(images))

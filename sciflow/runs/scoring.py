@@ -69,6 +69,7 @@ from sciflow.config import Config
 from sciflow.format.graph import DiagramGraph, GraphFormatError, load_graph
 from sciflow.format.hashing import json_sha256
 from sciflow.metrics import METRIC_VERSION
+from sciflow.models.strict import model_fallbacks
 from sciflow.runs.executors import make_executor
 from sciflow.runs.files import (
     OutputBusy,
@@ -151,6 +152,7 @@ def run_scoring(
     device: str = "cpu",
     on_item: Callable[[dict[str, Any]], None] | None = None,
     on_start: Callable[[int], None] | None = None,
+    min_reliability: float | None = None,
 ) -> RunResult:
     """Score every item and (when ``out_dir`` is given) write the results folder.
 
@@ -162,6 +164,8 @@ def run_scoring(
     ``device`` (cpu | cuda | cuda:N | auto, :func:`sciflow.models.device.resolve_device`) is where the
     models run: a runtime setting recorded in the manifest, never part of the config hash;
     :class:`~sciflow.models.device.DeviceError` when a requested GPU cannot be used.
+    ``min_reliability`` leaves rows whose ``parse_reliability`` is below it out of the summary's
+    means (:mod:`sciflow.runs.trust`); it is recorded in the summary and the manifest.
     """
     pred_dir, ref_dir = Path(pred_dir), Path(ref_dir)
     items, orphans = pair_items(pred_dir, ref_dir)
@@ -171,7 +175,8 @@ def run_scoring(
     with OutputLock(out) if out is not None else contextlib.nullcontext():
         return _run_locked(items, orphans, pred_dir, ref_dir, out, config, run_name=run_name, executor=executor,
                            jobs=jobs, threads=threads, address=address, cache_dir=cache_dir, resume=resume,
-                           critique=critique, device=device, on_item=on_item, on_start=on_start)
+                           critique=critique, device=device, on_item=on_item, on_start=on_start,
+                           min_reliability=min_reliability)
 
 
 def _run_locked(
@@ -193,6 +198,7 @@ def _run_locked(
     device: str,
     on_item: Callable[[dict[str, Any]], None] | None,
     on_start: Callable[[int], None] | None,
+    min_reliability: float | None = None,
 ) -> RunResult:
     """:func:`run_scoring` once the output folder (if any) is locked."""
     if out is not None:
@@ -229,6 +235,8 @@ def _run_locked(
         try:
             models = ex.describe()
             manifest = build_manifest(config, models, device=ex.device_info(), references=references)
+            manifest["fallback_details"] = [f.line() for f in model_fallbacks(models)]
+            manifest["min_reliability"] = min_reliability
             manifest["executor"] = {"name": ex.name, "jobs": jobs, "threads_per_worker": ex.threads}
             log_file = None
             if out and results_path:
@@ -256,7 +264,11 @@ def _run_locked(
     ordered = [rows[i.id] for i in items]
     name = run_name or (out.name if out else pred_dir.name)
     summary = summarize_rows(ordered, run=name, config_hash=config.hash, unreferenced=orphans,
-                             fallbacks=manifest["fallbacks"], metric_version=METRIC_VERSION, references=references)
+                             fallbacks=manifest["fallbacks"], metric_version=METRIC_VERSION, references=references,
+                             min_reliability=min_reliability)
+    if out and manifest.get("min_reliability") != min_reliability:  # a reused manifest, another filter
+        manifest = {**manifest, "min_reliability": min_reliability}
+        write_atomic(out / "manifest.json", json_text(manifest))
     if out and results_path:
         remove_quietly(*(out / f for f in FINISHED_FILES))
         finalize(results_path, ordered)

@@ -62,6 +62,7 @@ import numpy as np
 
 from sciflow.runs.files import write_atomic
 from sciflow.runs.results import read_log
+from sciflow.runs.trust import below, flag_counts
 
 DIFFICULTIES = ("easy", "medium", "hard")
 SCORED_STATUSES = ("ok", "missing_prediction", "prediction_error")
@@ -163,15 +164,20 @@ def summarize_rows(
     fallbacks: Sequence[str] = (),
     metric_version: int | None = None,
     references: dict[str, Any] | None = None,
+    min_reliability: float | None = None,
 ) -> dict[str, Any]:
     """Means over the averaged rows, overall, by difficulty and by research area, each cell
     with the number of rows it averaged (definitions in the module docstring).
 
     ``metric_version`` and ``references`` (the reference-set fingerprint) are recorded as
-    given; None means unknown (a run from before they were recorded).
+    given; None means unknown (a run from before they were recorded). ``min_reliability``:
+    rows whose ``parse_reliability`` is below it are left out of every mean
+    (:mod:`sciflow.runs.trust`); ``summary["reliability"]`` holds the flag counts and the means
+    with and without the flagged rows.
     """
-    scored = [r for r in rows if r["status"] in SCORED_STATUSES]
-    keys = score_keys(scored)
+    all_scored = [r for r in rows if r["status"] in SCORED_STATUSES]
+    keys = score_keys(all_scored)
+    scored = [r for r in all_scored if not below(r, min_reliability)]
 
     def meta(r: dict[str, Any]) -> dict[str, Any]:
         return r.get("meta") or {}
@@ -214,6 +220,22 @@ def summarize_rows(
             if r["status"] in ("prediction_error", "reference_error")
         ],
         "unreferenced_predictions": list(unreferenced),
+        "min_reliability": min_reliability,
+        "n_dropped_low_reliability": len(all_scored) - len(scored),
+        "reliability": _reliability_block(all_scored, keys),
+    }
+
+
+def _reliability_block(scored: Sequence[dict[str, Any]], keys: Sequence[str]) -> dict[str, Any]:
+    """Flag counts and the means (with intervals) over every averaged row and over the rows
+    not flagged ``low_reliability`` (:mod:`sciflow.runs.trust`)."""
+    clean = [r for r in scored if not r.get("low_reliability")]
+    return {
+        **flag_counts(scored),
+        "means_with_flagged": _means(scored, keys),
+        "means_without_flagged": _means(clean, keys),
+        "intervals_with_flagged": _intervals(scored, keys, "reliability:with"),
+        "intervals_without_flagged": _intervals(clean, keys, "reliability:without"),
     }
 
 
@@ -372,11 +394,12 @@ def write_leaderboard(summaries: Sequence[dict[str, Any]], path: Path) -> list[d
     return rows
 
 
-def read_summary(results_dir: str | Path) -> dict[str, Any]:
+def read_summary(results_dir: str | Path, min_reliability: float | None = None) -> dict[str, Any]:
     """Rebuild a run's summary from its ``results.jsonl`` (and ``manifest.json``).
 
     The config hash, fallbacks, metric version and reference fingerprint come from the
     manifest, else from an existing ``summary.json``; None when neither records them.
+    ``min_reliability`` drops rows below it from the means (:func:`summarize_rows`).
     """
     d = Path(results_dir)
     results = d / "results.jsonl"
@@ -397,4 +420,5 @@ def read_summary(results_dir: str | Path) -> dict[str, Any]:
         fallbacks=manifest.get("fallbacks", old.get("fallbacks", [])),
         metric_version=manifest.get("metric_version", old.get("metric_version")),
         references=manifest.get("references", old.get("references")),
+        min_reliability=min_reliability,
     )

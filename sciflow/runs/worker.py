@@ -31,6 +31,7 @@ from sciflow.models.embedding import get_embedder
 from sciflow.models.embedding_store import EmbeddingStore
 from sciflow.models.judge import ALIGNMENT_TEMPLATE, ChatJudge, JudgeError
 from sciflow.runs.items import GRAPH_KEYS, IMAGE_KEYS, TEXT_KEYS, Item, input_hashes, is_image
+from sciflow.runs.trust import reliability_fields
 
 log = logging.getLogger(__name__)
 
@@ -167,6 +168,10 @@ def base_row(item: Item) -> dict[str, Any]:
         "graph_level": None,
         "text_level": None,
         "image_level": None,
+        # parse reliability (sciflow/agents/reliability.py): set for parsed image predictions only
+        "parse_reliability": None,
+        "reliability_signals": None,
+        "low_reliability": False,
     }
 
 
@@ -232,6 +237,7 @@ def score_item(
                 return row, None
             pred = parsed
             row["parsed_graph"] = f"parsed/{item.id}.json"
+            row.update(reliability_fields(parsed, scorer.config.trust.min_reliability_flag))
     except GraphFormatError as exc:
         row.update(status="prediction_error", error=str(exc), scores=zero_scores(with_image=image_pred))
         return row, None
