@@ -23,4 +23,8 @@ def __getattr__(name: str) -> object:
         from sciflow.critic import rectify
 
         return rectify
+    if name == "check_claims":  # structural claims (sciflow/claims/)
+        from sciflow.claims import check_claims
+
+        return check_claims
     raise AttributeError(f"module 'sciflow' has no attribute {name!r}")

@@ -15,6 +15,7 @@ Errors end a command with one line on stderr and a non-zero exit code, never a t
 
 from __future__ import annotations
 
+import argparse
 import logging
 import sys
 import traceback
@@ -22,7 +23,8 @@ from collections.abc import Sequence
 
 from rich.logging import RichHandler
 
-from sciflow.cli.arguments import build_parser
+from sciflow.cli.arguments import build_parser as _build_parser
+from sciflow.cli.claims import add_claims_command
 from sciflow.cli.common import console, err_console, error_text, leaderboard_table, print_error, qmsg
 from sciflow.config import ConfigError
 
@@ -64,6 +66,11 @@ def report_error(exc: BaseException, verbose: bool = False) -> int:
     err_console.print(f"[red]error:[/red] unexpected {type(exc).__name__}: {qmsg(error_text(exc))} "
                       "(a bug: rerun with `sciflow -v ...` for the traceback)")
     return 1
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """Every command of :mod:`sciflow.cli.arguments`, and ``sciflow claims`` (:mod:`sciflow.cli.claims`)."""
+    return add_claims_command(_build_parser())
 
 
 def main(argv: Sequence[str] | None = None) -> int:
