@@ -40,6 +40,7 @@ import numpy as np
 from sciflow.agents import overlay
 from sciflow.agents.diagram import Diagram, LayoutBox
 from sciflow.agents.registry import AGENTS, BackendAgent, Registry
+from sciflow.format.extras import MissingExtra
 from sciflow.format.hashing import file_sha256
 from sciflow.models.device import parse_device
 
@@ -348,7 +349,7 @@ class YOLOLayout:
         try:
             from ultralytics import YOLO  # noqa: PLC0415
         except ImportError as exc:
-            raise RuntimeError("layout backend 'ultralytics' needs `pip install 'sciflow[detector]'`") from exc
+            raise MissingExtra("layout backend 'ultralytics'", "detector") from exc
         self.model = YOLO(str(self.weights))
         self.conf = float(self.params.get("conf", 0.25))
         self.device = str(self.params.get("device", "cpu"))

@@ -55,6 +55,7 @@ import numpy as np
 from sciflow.agents import overlay
 from sciflow.agents.diagram import BBox, Diagram, TextBox, TextLabel, bbox_union
 from sciflow.agents.registry import AGENTS, BackendAgent, Registry
+from sciflow.format.extras import MissingExtra
 
 log = logging.getLogger(__name__)
 
@@ -238,9 +239,7 @@ class TesseractBackend(TextBackend):
         try:
             import pytesseract  # noqa: PLC0415
         except ImportError as exc:
-            raise RuntimeError(
-                "text_spotter backend 'tesseract' needs `pip install pytesseract` and Debian `tesseract-ocr`"
-            ) from exc
+            raise MissingExtra("text_spotter backend 'tesseract' (and Debian `tesseract-ocr`)", "tesseract") from exc
         if shutil.which("tesseract") is None and not self.params.get("binary"):
             raise RuntimeError("text_spotter backend 'tesseract': the `tesseract` binary is not installed")
         if self.params.get("binary"):
@@ -281,10 +280,7 @@ class PaddleOCRBackend(TextBackend):
         try:
             from paddleocr import PaddleOCR  # noqa: PLC0415
         except ImportError as exc:
-            raise RuntimeError(
-                "text_spotter backend 'paddleocr' needs the optional `paddleocr` package "
-                "(and paddlepaddle or an ONNX engine); it is not installed"
-            ) from exc
+            raise MissingExtra("text_spotter backend 'paddleocr'", "paddleocr") from exc
         kwargs = {k: v for k, v in self.params.items() if k not in ("backend", "device", "threads")}
         # runtime settings, translated to PaddleOCR's names
         if int(self.params.get("threads", 0)) > 0:

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from sciflow import __version__
 from sciflow.cli.bench import cmd_detector_dataset, cmd_detector_train, cmd_generate, cmd_perturb, cmd_synth
+from sciflow.cli.common import refs_arg
 from sciflow.cli.graphs import (
     cmd_convert,
     cmd_download_models,
@@ -41,6 +42,10 @@ def _unit(text: str) -> float:
     return v
 
 
+REFS_HELP = ("reference graphs: a folder of *.json, or a bundled benchmark by name "
+             "(sciflow-bench-60@1; `sciflow list benchmarks`)")
+
+
 DESCRIPTION = "The ``sciflow`` command line: argument parsing and presentation only."
 
 
@@ -51,8 +56,8 @@ def build_parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", required=True)
 
     s = sub.add_parser("score", help="score predictions (graphs or images) against reference graphs")
-    s.add_argument("pred_dir", type=Path, help="folder of predicted graphs (*.json) or images")
-    s.add_argument("--refs", type=Path, required=True, help="folder of reference graphs (*.json)")
+    s.add_argument("pred_dir", type=refs_arg, help="folder of predicted graphs (*.json) or images")
+    s.add_argument("--refs", "--ref", dest="refs", type=refs_arg, required=True, help=REFS_HELP)
     s.add_argument("--out", type=Path, default=None, help="results folder to write")
     s.add_argument("--name", default=None, help="run name in the leaderboard (default: the --out folder name)")
     s.add_argument("--config", type=Path, default=None, help="TOML file overriding the pinned config")
@@ -135,12 +140,12 @@ def build_parser() -> argparse.ArgumentParser:
     dm.set_defaults(func=cmd_download_models)
 
     st_ = sub.add_parser("stats", help="distributions of a folder of reference graphs")
-    st_.add_argument("refs", type=Path)
+    st_.add_argument("refs", type=refs_arg, help=REFS_HELP)
     st_.add_argument("--plot", type=Path, default=None, help="also write a figure (PNG/SVG/PDF)")
     st_.set_defaults(func=cmd_stats)
 
     pr = sub.add_parser("prompt", help="the prompt of a reference graph")
-    pr.add_argument("ref", type=Path)
+    pr.add_argument("ref", type=refs_arg, help="a reference graph file (or NAME@V/<id>.json)")
     pr.add_argument("--style", choices=["structured", "naive"], default="structured")
     pr.add_argument("--write", action="store_true",
                     help="rewrite the file's prompt and difficulty tier from its graph (after a hand edit)")
@@ -159,7 +164,7 @@ def build_parser() -> argparse.ArgumentParser:
             g.add_argument("--degrade", default=None,
                            help="visual degradation: blur, jpeg20, noise, downscale, rotate, clutter or random")
             g.set_defaults(func=cmd_perturb)
-        g.add_argument("--refs", type=Path, required=True)
+        g.add_argument("--refs", "--ref", dest="refs", type=refs_arg, required=True, help=REFS_HELP)
         g.add_argument("-o", "--out", type=Path, required=True)
         g.add_argument("--style", choices=["structured", "naive"], default="structured")
         g.add_argument("--no-resume", action="store_true", help="regenerate items already done")
@@ -187,7 +192,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     cr = sub.add_parser("critique", help="judgement, explanation and edit instructions for one diagram")
     cr.add_argument("input", type=Path, help="an image (parsed first) or a predicted graph (.json)")
-    cr.add_argument("--ref", type=Path, required=True)
+    cr.add_argument("--ref", "--refs", dest="ref", type=refs_arg, required=True,
+                    help="the reference graph file (or NAME@V/<id>.json)")
     cr.add_argument("--format", choices=["json", "text", "tagged"], default="text")
     cr.add_argument("--config", type=Path, default=None)
     cr.set_defaults(func=cmd_critique)
@@ -196,7 +202,7 @@ def build_parser() -> argparse.ArgumentParser:
     rf.add_argument("--generator", required=True, help="graphviz, perturbed, or an installed plug-in")
     rf.add_argument("--editor", default="graph", help="graph (apply instructions to the graph) or none")
     rf.add_argument("--option", action="append", help="KEY=VALUE for the generator (repeatable)")
-    rf.add_argument("--refs", type=Path, required=True)
+    rf.add_argument("--refs", "--ref", dest="refs", type=refs_arg, required=True, help=REFS_HELP)
     rf.add_argument("-o", "--out", type=Path, required=True)
     rf.add_argument("--max-steps", type=int, default=None)
     rf.add_argument("--parse-images", action="store_true", help="critique the parsed image, not the known graph")

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from rich.console import Console
@@ -144,6 +146,18 @@ def _progress(label: str) -> Progress:
         TextColumn(f"[bold]{q(label)}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
         TextColumn("{task.description}", markup=False), console=err_console, transient=True,
     )
+
+
+def refs_arg(value: str) -> Path:
+    """The argparse type of every ``--refs``/``--ref``/``REFS`` (and of a prediction folder): a
+    path, or a bundled benchmark's name (``sciflow-bench-60@1``, ``sciflow-bench-60@1/cv_vit.json``),
+    resolved by :func:`sciflow.format.benchmarks.resolve_refs` (one resolver for every command)."""
+    from sciflow.format.benchmarks import BenchmarkError, resolve_refs
+
+    try:
+        return resolve_refs(value)
+    except BenchmarkError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def _key_values(pairs: Sequence[str] | None) -> dict[str, Any]:

@@ -12,7 +12,12 @@ from sciflow.config import load_config
 
 def cmd_verify(args: argparse.Namespace) -> int:
     """Refused in one line, rc 2, before anything is printed or written: a host that is not a
-    loopback address, a figures folder that does not exist or holds no figure, a busy port."""
+    loopback address, a figures folder that does not exist or holds no figure, a busy port; a
+    missing ``verify`` extra (starlette, uvicorn)."""
+    from sciflow.format.extras import require
+
+    require("starlette", "verify", "sciflow verify")
+    require("uvicorn", "verify", "sciflow verify")
     from sciflow.verify.server import ServeError, check_host, serve
 
     try:

@@ -22,6 +22,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from sciflow.format.extras import require
 from sciflow.models.image_models import ALEXNET_FILE, ALEXNET_URL, OFFLINE_VARS, cache_root, offline, weights_sha256
 
 log = logging.getLogger(__name__)
@@ -40,6 +41,7 @@ def _record(target: str, model: str, path: Path, source: str) -> dict[str, Any]:
 
 
 def _clip(dest: Path | None, model: str, pretrained: str) -> dict[str, Any]:
+    require("open_clip", "clip", "downloading the CLIP weights")
     from open_clip.pretrained import download_pretrained, get_pretrained_cfg
 
     cfg = get_pretrained_cfg(model, pretrained)

@@ -51,6 +51,7 @@ import numpy as np
 from PIL import Image
 
 from sciflow.config import ImageConfig
+from sciflow.format.extras import extra_hint
 from sciflow.format.hashing import file_sha256
 from sciflow.models.embedding import EmbedderUnavailable, get_embedder
 
@@ -219,7 +220,7 @@ def _load_clip(model: str, pretrained: str, checkpoint: str, cache_dir: str, dev
     try:
         import open_clip
     except ImportError as exc:  # pragma: no cover - declared dependency
-        raise ImageModelUnavailable("the 'clip' backend needs open_clip_torch") from exc
+        raise ImageModelUnavailable(f"the 'clip' backend needs the 'clip' extra: {extra_hint('clip')}") from exc
     path, tag_cfg = _resolve_clip(model, pretrained, checkpoint, cache_dir)
     schema = model.startswith(("local-dir:", "hf-hub:"))
     if schema:
@@ -407,7 +408,7 @@ def _load_lpips(path: str, device: str) -> LpipsPerceptual:
         import lpips
         import torch
     except ImportError as exc:  # pragma: no cover - declared dependency
-        raise ImageModelUnavailable("the 'lpips' backend needs the lpips package") from exc
+        raise ImageModelUnavailable(f"the 'lpips' backend needs the 'lpips' extra: {extra_hint('lpips')}") from exc
     p = Path(path)
     if not p.is_file():
         if p.name != ALEXNET_FILE:

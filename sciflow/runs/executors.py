@@ -10,7 +10,7 @@
   process ended (``worker crashed while scoring <file>: the worker process was killed by SIGKILL
   ...; tried 2 times``). The other workers keep their models and the run finishes. Workers exit when this
   process dies, however it dies (:mod:`sciflow.runs.pool`).
-- ``ray`` (``pip install 'sciflow[ray]'``): one Ray actor per worker, each holding its own
+- ``ray`` (``pip install 'sciflow-eval[ray]'``): one Ray actor per worker, each holding its own
   Worker and reserving ``WorkerSpec.threads`` CPUs (default 1); GPU actors (``num_gpus=1``)
   when the device is ``cuda`` (an error when the cluster has no GPU) or ``auto`` on a cluster
   with GPUs, CPU actors for ``cpu``;
@@ -35,6 +35,7 @@ from dataclasses import replace
 from typing import Any, Protocol
 
 from sciflow.config import Config
+from sciflow.format.extras import extra_hint
 from sciflow.models.device import parse_device, resolve_device, uses_onnxruntime
 from sciflow.runs.items import Item
 from sciflow.runs.pool import ExecutorError, Failure, WorkerPool
@@ -161,7 +162,7 @@ class RayExecutor:
         try:
             import ray
         except ImportError as exc:
-            raise ExecutorError("the ray executor needs Ray: pip install 'sciflow[ray]'") from exc
+            raise ExecutorError(f"the ray executor needs the 'ray' extra: {extra_hint('ray')}") from exc
         self.ray = ray
         self._started_here = False
         if not ray.is_initialized():

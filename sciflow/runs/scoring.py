@@ -66,6 +66,7 @@ from pathlib import Path
 from typing import Any
 
 from sciflow.config import Config
+from sciflow.format.benchmarks import benchmark_name, resolve_refs
 from sciflow.format.graph import DiagramGraph, GraphFormatError, load_graph
 from sciflow.format.hashing import json_sha256
 from sciflow.metrics import METRIC_VERSION
@@ -108,9 +109,14 @@ def reference_fingerprint(ref_dir: Path, items: list[Item], inputs: dict[str, di
     "sha256": ...}``, where ``sha256`` is :func:`sciflow.format.hashing.json_sha256` of the list of
     ``[stem, SHA-256 of the reference file]`` pairs sorted by stem (``inputs`` is
     :func:`sciflow.runs.items.input_hashes` per item id). It depends on the references' names and
-    bytes only, not on the folder they lie in nor on the predictions or source figures."""
+    bytes only, not on the folder they lie in nor on the predictions or source figures. A bundled
+    benchmark's folder also gets ``"benchmark": "NAME@VERSION"``
+    (:func:`sciflow.format.benchmarks.benchmark_name`)."""
     pairs = sorted([i.id, inputs[i.id].get("reference_sha256", "")] for i in items)
-    return {"dir": str(ref_dir), "n": len(pairs), "sha256": json_sha256(pairs)}
+    out: dict[str, Any] = {"dir": str(ref_dir), "n": len(pairs), "sha256": json_sha256(pairs)}
+    if (bench := benchmark_name(ref_dir)) is not None:
+        out["benchmark"] = bench
+    return out
 
 
 def _finish_row(row: dict[str, Any], item: Item | None) -> dict[str, Any]:
@@ -156,6 +162,9 @@ def run_scoring(
 ) -> RunResult:
     """Score every item and (when ``out_dir`` is given) write the results folder.
 
+    ``ref_dir`` (and ``pred_dir``) is a folder or a bundled benchmark's name
+    (``"sciflow-bench-60@1"``, :func:`sciflow.format.benchmarks.resolve_refs`).
+
     With ``resume`` (the default) an existing ``results.jsonl`` in ``out_dir`` is read first
     and every row whose config hash and input hashes are unchanged is kept, not recomputed.
     ``threads`` caps each worker's math thread pools (OCR, torch); 0 leaves one process's
@@ -167,7 +176,7 @@ def run_scoring(
     ``min_reliability`` leaves rows whose ``parse_reliability`` is below it out of the summary's
     means (:mod:`sciflow.runs.trust`); it is recorded in the summary and the manifest.
     """
-    pred_dir, ref_dir = Path(pred_dir), Path(ref_dir)
+    pred_dir, ref_dir = resolve_refs(pred_dir), resolve_refs(ref_dir)
     items, orphans = pair_items(pred_dir, ref_dir)
     out = Path(out_dir) if out_dir else None
     if out is not None:

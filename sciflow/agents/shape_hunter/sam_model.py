@@ -6,6 +6,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from sciflow.format.extras import MissingExtra
+
 #: The SAM architecture parameters of ``[parser.shape_hunter.sam.custom]`` (their defaults equal
 #: segment-anything's ``vit_b``), used when ``model_type = "custom"``.
 SAM_ARCH_KEYS = (
@@ -92,7 +94,7 @@ def build_sam(model_type: str, arch: Mapping[str, Any] | None = None) -> Any:
             TwoWayTransformer,
         )
     except ImportError as exc:
-        raise RuntimeError("shape_hunter backend 'sam' needs `pip install segment-anything`") from exc
+        raise MissingExtra("shape_hunter backend 'sam'", "sam") from exc
     if model_type in SAM_REGISTRY_TYPES:
         return sam_model_registry[model_type](checkpoint=None).eval()
     if model_type != "custom":

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from sciflow.bench.detector import CLASSES
+from sciflow.format.extras import MissingExtra
 from sciflow.format.hashing import file_sha256
 
 log = logging.getLogger(__name__)
@@ -60,7 +61,7 @@ def _ultralytics() -> Any:
     try:
         import ultralytics  # noqa: PLC0415
     except ImportError as exc:
-        raise RuntimeError("training the detector needs ultralytics: pip install 'sciflow[detector]'") from exc
+        raise MissingExtra("training the detector", "detector") from exc
     return ultralytics
 
 
