@@ -49,6 +49,9 @@ def to_text(c: Critique) -> str:
         lines.append(f"  {k}. [{f.heading.lower()}{'' if f.blocking else ', minor'}] {f.message}")
         for i in f.instructions:
             lines.append(f"     fix: {i.text}")
+    if c.failed_claims:
+        lines.append(f"Claims the diagram fails ({len(c.failed_claims)}):")
+        lines += [f"  - [{x['verdict'].replace('_', ' ')}] {x['claim']}: {x['explanation']}" for x in c.failed_claims]
     return "\n".join(lines)
 
 
