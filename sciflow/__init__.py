@@ -12,10 +12,17 @@ __all__ = [
     "load_graph", "parse",
 ]
 
+_API = ("score", "score_one", "compare", "parse", "load_results", "Results", "ItemScore")
+__all__ += ["ItemScore", "Results", "compare", "load_results", "score", "score_one"]
+
 
 def __getattr__(name: str) -> object:
     # The parser pulls in OpenCV and onnxruntime; import it only when asked for.
-    if name in ("parse", "Parser", "ParseResult"):
+    if name in _API:  # the Python API (sciflow/api.py): parse accepts a list too
+        from sciflow import api
+
+        return getattr(api, name)
+    if name in ("Parser", "ParseResult"):
         from sciflow import pipeline
 
         return getattr(pipeline, name)

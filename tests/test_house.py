@@ -28,4 +28,4 @@ def test_the_layers_are_folders():
     for layer in ("format", "models", "agents", "metrics", "bench", "critic", "runs", "views", "cli", "verify"):
         assert (PACKAGE / layer / "__init__.py").is_file(), layer
     loose = sorted(p.name for p in PACKAGE.glob("*.py"))
-    assert loose == ["__init__.py", "config.py", "pipeline.py"]
+    assert loose == ["__init__.py", "api.py", "config.py", "pipeline.py"]  # api.py: the Python face

@@ -114,7 +114,7 @@ from dataclasses import asdict, dataclass, field
 from fractions import Fraction
 from typing import Any
 
-from sciflow.config import GraphWeights, MatchingConfig
+from sciflow.config import Config, GraphWeights, MatchingConfig
 from sciflow.format.graph import DiagramGraph
 from sciflow.metrics.matching import NodeMatching, match_nodes
 from sciflow.models.embedding import LabelEmbedder
@@ -348,11 +348,17 @@ class _EdgeJudge:
 def graph_level(
     pred: DiagramGraph,
     ref: DiagramGraph,
-    matching: MatchingConfig | None = None,
+    matching: MatchingConfig | Config | None = None,
     weights: GraphWeights | None = None,
     embedder: LabelEmbedder | None = None,
 ) -> GraphLevelResult:
-    """Graph-level comparison of a predicted graph with its reference (see module docstring)."""
+    """Graph-level comparison of a predicted graph with its reference (see module docstring).
+
+    ``matching`` is the ``[matching]`` table or a whole :class:`~sciflow.config.Config` (its
+    ``matching`` and, unless ``weights`` is given, its ``graph`` weights)."""
+    if isinstance(matching, Config):
+        weights = weights or matching.graph
+        matching = matching.matching
     weights = weights or GraphWeights()
     judge = _EdgeJudge(pred, ref)
     m = match_nodes(pred, ref, matching, embedder, objective=judge.objective)

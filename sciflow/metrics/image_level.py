@@ -57,7 +57,7 @@ from typing import Any
 import numpy as np
 from PIL import Image
 
-from sciflow.config import ImageConfig
+from sciflow.config import Config, ImageConfig
 from sciflow.format.graph import DiagramGraph, Node
 from sciflow.format.imageio import to_rgb
 from sciflow.models.image_models import ImageModels, get_image_models
@@ -401,7 +401,7 @@ def image_level(
     prompt_text: str,
     pred_graph: DiagramGraph,
     source_image: np.ndarray | str | Path | None,
-    config: ImageConfig,
+    config: ImageConfig | Config | None = None,
     models: ImageModels | None = None,
 ) -> ImageLevelResult:
     """The image-level score of one generated diagram (definition in the module docstring).
@@ -455,6 +455,7 @@ def image_level(
         "perceptual": p_details,
         "flow": f_details,
     }
+    config = config.image if isinstance(config, Config) else (config or ImageConfig())
     return ImageLevelResult(
         score=score, semantic_consistency=s, perceptual_similarity=p, visual_flow=f, partial=partial,
         backends={"semantic": backends["semantic"], "perceptual": backends["perceptual"]}, details=details,

@@ -8,14 +8,19 @@ overall score lies in [0, 1] whenever the three levels do).
 >>> from sciflow.config import OverallWeights
 >>> round(overall_score(1.0, 0.5, 0.0, OverallWeights()), 6)
 0.55
+>>> from sciflow.config import load_config
+>>> config = load_config(overrides={"overall": {"graph": 0.5, "text": 0.5, "image": 0.0}})
+>>> round(overall_score(1.0, 0.5, 0.0, config), 6)
+0.75
 """
 
 from __future__ import annotations
 
-from sciflow.config import OverallWeights
+from sciflow.config import Config, OverallWeights
 
 
-def overall_score(graph: float, text: float, image: float, weights: OverallWeights | None = None) -> float:
-    """The weighted sum of the three level scores (module docstring)."""
-    w = weights or OverallWeights()
+def overall_score(graph: float, text: float, image: float, weights: OverallWeights | Config | None = None) -> float:
+    """The weighted sum of the three level scores (module docstring); ``weights`` is the
+    ``[overall]`` table or a whole :class:`~sciflow.config.Config`."""
+    w = weights.overall if isinstance(weights, Config) else (weights or OverallWeights())
     return w.graph * graph + w.text * text + w.image * image

@@ -61,7 +61,7 @@ from typing import Any
 
 from rapidfuzz import fuzz
 
-from sciflow.config import MatchingConfig, TextConfig
+from sciflow.config import Config, MatchingConfig, TextConfig
 from sciflow.format.graph import DiagramGraph, Edge, Node
 from sciflow.format.prompt_template import INSTRUCTION
 from sciflow.metrics.graph_level import graph_level
@@ -191,7 +191,7 @@ def prompt_text(ref: DiagramGraph) -> str:
 def text_level(
     pred: DiagramGraph,
     ref: DiagramGraph,
-    config: TextConfig | None = None,
+    config: TextConfig | Config | None = None,
     matching: MatchingConfig | None = None,
     extra_texts: Sequence[str] | None = None,
     embedder: LabelEmbedder | None = None,
@@ -200,7 +200,12 @@ def text_level(
     """Text-level comparison of a prediction with the reference's prompt (module docstring).
 
     ``extra_texts`` defaults to the prediction's own ``meta["free_texts"]`` (what the parser
-    read outside nodes and arrow labels); pass ``()`` to leave free text out."""
+    read outside nodes and arrow labels); pass ``()`` to leave free text out. ``config`` is the
+    ``[text]`` table or a whole :class:`~sciflow.config.Config` (its ``text`` and, unless
+    ``matching`` is given, its ``matching``)."""
+    if isinstance(config, Config):
+        matching = matching or config.matching
+        config = config.text
     if extra_texts is None:
         extra_texts = free_texts(pred)
     config = config or TextConfig()
