@@ -452,6 +452,8 @@ def image_level(
         "fallback_terms": fallback_roles,
         "notes": notes,
         "semantic": s_details,
+    ``config`` is the ``[image]`` table or a whole :class:`~sciflow.config.Config` (its ``image``);
+    None: the pinned defaults.
         "perceptual": p_details,
         "flow": f_details,
     }
