@@ -6,7 +6,9 @@ The ``reliability`` agent runs last (after the Graph Architect) and writes into 
 - ``reliability_signals``: a dict of the signals below, each in [0, 1] (0 = no sign of
   trouble), plus ``layout`` (whether a Layout Detector ran) and the counts behind them;
 - ``parse_reliability``: the estimate ``r`` in [0, 1] of how close the parsed graph is to the
-  truth (fitted to the parse's strict directed edge-F1).
+  truth (fitted to the parse's strict directed edge-F1);
+- ``reliability_evidence``: where the signals come from, in input pixels
+  (:func:`reliability_evidence`), which the HTML report draws over the image of a flagged item.
 
 Signals (``th`` = median OCR line height; a *connector* is one :class:`~.diagram.Stroke`):
 
@@ -239,6 +241,32 @@ def reliability_signals(d: Diagram, ink_threshold: int = 60) -> tuple[dict[str, 
     return signals, mask
 
 
+def reliability_evidence(d: Diagram, mask: np.ndarray, max_regions: int = 40) -> dict[str, list[list[float]]]:
+    """Where the signals come from, in input-image pixels (``working / scale``), for overlays:
+    ``unexplained`` (boxes of the largest ``max_regions`` unexplained ink pieces), ``dangling``
+    (the one contact of connectors attached at one end), ``headless`` (the contacts of connectors
+    without a head) and ``single_agent`` (boxes of nodes found by one agent)."""
+    s = d.scale or 1.0
+
+    def pt(x: float, y: float) -> list[float]:
+        return [round(x / s, 1), round(y / s, 1)]
+
+    def bx(b: Any) -> list[float]:
+        return [round(float(v) / s, 1) for v in b]
+
+    k, _lab, stats, _ = cv2.connectedComponentsWithStats(mask.astype(np.uint8), connectivity=8)
+    regions = sorted(range(1, k), key=lambda i: (-int(stats[i][4]), i))[:max_regions]
+    return {
+        "unexplained": [bx((stats[i][0], stats[i][1], stats[i][0] + stats[i][2], stats[i][1] + stats[i][3]))
+                        for i in regions],
+        "dangling": [pt(x, y) for st in d.strokes if len(st.contacts) == 1 for _n, x, y, _h in st.contacts],
+        "headless": [pt(x, y) for st in d.strokes if len(st.contacts) >= 2 and not any(c[3] for c in st.contacts)
+                     for _n, x, y, _h in st.contacts],
+        "single_agent": [bx(n.bbox) for n in _kept_nodes(d)
+                         if n.kind != "operator" and (n.shape_id is None or not n.text_ids)],
+    }
+
+
 @AGENTS.register("reliability")
 class ReliabilityAgent:
     """Writes ``parse_reliability`` and ``reliability_signals`` into ``diagram.graph.meta``.
@@ -258,14 +286,16 @@ class ReliabilityAgent:
         self._hash = hashlib.sha256(canon.encode()).hexdigest()
 
     def fingerprint(self) -> dict[str, Any]:
-        return {"backend": "logistic", "signals_version": SIGNALS_VERSION, "coefficients_sha256": self._hash}
+        return {"backend": "logistic", "signals_version": SIGNALS_VERSION, "coefficients_sha256": self._hash,
+                "evidence": 1}
 
     def run(self, diagram: Diagram) -> None:
         if diagram.graph is None:
             return
-        signals, _mask = reliability_signals(diagram, self.ink_threshold)
+        signals, mask = reliability_signals(diagram, self.ink_threshold)
         r = estimate(signals, self.coefficients)
-        meta = {**dict(diagram.graph.meta), "parse_reliability": r, "reliability_signals": signals}
+        meta = {**dict(diagram.graph.meta), "parse_reliability": r, "reliability_signals": signals,
+                "reliability_evidence": reliability_evidence(diagram, mask)}
         diagram.graph = dataclasses.replace(diagram.graph, meta=meta)
         diagram.evidence["reliability"] = {"parse_reliability": r, "signals": signals}
 

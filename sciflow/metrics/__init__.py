@@ -6,7 +6,10 @@ reused on resume. Bump it whenever a change can move a score.
 
 History: 1 = the first release; 2 = skip arrows are excused instead of credited, structural
 tie-breaking of repeated labels by the best edge agreement, edgeless references scored by the
-node F1, text-level relation precision and duplication costs, free OCR text in faithfulness.
+node F1, text-level relation precision and duplication costs, free OCR text in faithfulness;
+3 = the image level sees the reference: visual flow's direction term reads the prompt's relations
+as drawn, the ``ocr-text-embedding`` fallback adds relation agreement, the ``ssim`` fallback
+averages over the ink (a blank, reversed or shuffled drawing now scores below the clean one).
 """
 
-METRIC_VERSION = 2
+METRIC_VERSION = 3

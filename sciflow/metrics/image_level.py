@@ -21,14 +21,22 @@ S, FALLBACK backend ``ocr-text-embedding`` (when CLIP weights are absent)
     case-folded and joined with ``"; "``. That text and the prompt are both chunked for
     MiniLM's 256-token window, each chunk embedded; ``S = sum(n_a n_b c_ab) / sum(n_a n_b)`` over
     label chunks ``a`` and prompt chunks ``b`` with ``c_ab`` the cosine clipped to [0, 1] (no
-    CLIPScore scaling: it is a different model). No labels gives S = 0. The result is flagged
+    CLIPScore scaling: it is a different model). When the prompt lists relations
+    (:mod:`sciflow.metrics.prompt_relations`), ``S = 0.5 * that cosine + 0.5 * relation
+    agreement`` (the F1 of the drawn arrows against the prompt's relations, labels located by
+    :func:`~sciflow.metrics.prompt_relations.locate`), so reversed arrows or labels in the wrong
+    boxes lower it; labels alone cannot see either. No labels gives S = 0. The result is flagged
     ``fallback`` with a note: it is not the paper's metric.
 
 P, perceptual similarity (backend ``lpips``)
     Both images are padded to a square on white (centred) and resized to
     ``common_size x common_size`` (256, Pillow bicubic), scaled to [-1, 1];
-    ``P = 1 - clip(LPIPS_alex(gen, source), 0, 1)``. FALLBACK ``ssim``: ``P = clip(SSIM, 0, 1)`` of
-    the grayscale images at the same size. Without a source figure P is unavailable.
+    ``P = 1 - clip(LPIPS_alex(gen, source), 0, 1)``. FALLBACK ``ssim``: the SSIM map of the
+    grayscale images at the same size, averaged over the *ink* of either image (pixels darker than
+    the white page by more than 0.1, grown by 2 px), ``P = clip(that mean, 0, 1)``: plain SSIM
+    averaged over the whole square gave a blank page 0.87-0.92 against a diagram, because most of
+    a diagram is white page (see :class:`sciflow.models.image_models.SsimPerceptual`). Without a
+    source figure P is unavailable.
 
 F, visual flow: :func:`visual_flow` (exact definition there).
 
@@ -60,9 +68,12 @@ from PIL import Image
 from sciflow.config import Config, ImageConfig
 from sciflow.format.graph import DiagramGraph, Node
 from sciflow.format.imageio import to_rgb
+from sciflow.metrics.prompt_relations import locate, prompt_relations, relation_agreement
 from sciflow.models.image_models import ImageModels, get_image_models
 
 DECIMALS = 6
+#: the fallback semantic term's weight on relation agreement (module docstring)
+FALLBACK_RELATION_WEIGHT = 0.5
 WHITE = (255, 255, 255)
 LR, TB = "left-to-right", "top-to-bottom"
 
@@ -206,6 +217,9 @@ def _semantic(models: ImageModels, image: Image.Image | None, prompt: str, graph
     label_chunks = chunk_text(label_text, backend.count_tokens, backend.max_tokens)
     base = {"backend": backend.name, "rule": "token-weighted mean cosine (clipped to [0, 1]) of label text vs prompt",
             "label_text": label_text, "prompt_chunks": [int(n) for n in weights]}
+    relations = prompt_relations(prompt)
+    agreement = relation_agreement(relations, graph) if relations else None
+    base["relation_agreement"] = None if agreement is None else _r(agreement)
     if not label_chunks:
         return 0.0, {**base, "cosine": 0.0, "reason": "no text read in the image (no node labels)"}
     lw = np.array([n for _, n in label_chunks], dtype=np.float64)
@@ -213,7 +227,13 @@ def _semantic(models: ImageModels, image: Image.Image | None, prompt: str, graph
                             0.0, 1.0), DECIMALS)
     ww = np.outer(lw, weights)
     mean = float((ww * sims).sum() / ww.sum()) if ww.sum() > 0 else float(sims.mean())
-    return _r(min(max(mean, 0.0), 1.0)), {**base, "cosine": _r(mean), "label_chunks": [int(n) for n in lw]}
+    cosine = min(max(mean, 0.0), 1.0)
+    score = cosine if agreement is None else FALLBACK_RELATION_WEIGHT * agreement + (
+        1 - FALLBACK_RELATION_WEIGHT) * cosine
+    return _r(score), {**base, "cosine": _r(mean), "label_chunks": [int(n) for n in lw],
+                       "rule": f"{1 - FALLBACK_RELATION_WEIGHT:g} x label cosine + {FALLBACK_RELATION_WEIGHT:g} x "
+                               "relation agreement (F1 of drawn arrows vs the prompt's relations)"
+                       if agreement is not None else base["rule"]}
 
 
 # ----------------------------------------------------------- visual flow
@@ -278,8 +298,19 @@ def readable_arrowhead(style: str | None, confidence: float | None, min_confiden
     return not undirected and (confidence is None or confidence >= min_confidence)
 
 
-def visual_flow(graph: DiagramGraph, config: ImageConfig | None = None) -> tuple[float, dict[str, Any]]:
+def visual_flow(graph: DiagramGraph, config: ImageConfig | None = None,
+                prompt: str | None = None) -> tuple[float, dict[str, Any]]:
     """Visual flow ``F`` in [0, 1] of a parsed diagram, from its node boxes and edges. Pure.
+
+    With a ``prompt`` that lists relations (:func:`~sciflow.metrics.prompt_relations.prompt_relations`;
+    ``image_level`` always passes it), ``D`` is measured on the *prompt's* relations as drawn:
+    each relation ``A -> B`` whose two labels name located drawn nodes
+    (:func:`~sciflow.metrics.prompt_relations.locate`) is the pair ``(A's node, B's node)``, and
+    ``D`` is the share of those pairs (out of all the prompt's relations) that follow the dominant
+    direction below. So the drawing must read in the order the prompt describes: a drawing whose
+    arrows all run backwards lays its boxes out against that order, one with its labels shuffled
+    puts them out of order. Without a prompt, or a prompt without relations, ``D`` is measured on
+    the drawn edges as follows (and ``details["direction_source"]`` says which).
 
     ``F = flow_direction * D + flow_crossings * X + flow_overlaps * O + flow_arrowheads * A``
     (defaults 0.4 / 0.2 / 0.2 / 0.2). Geometry uses the nodes that have a bbox (``located``
@@ -327,6 +358,14 @@ def visual_flow(graph: DiagramGraph, config: ImageConfig | None = None) -> tuple
     box = {n.id: n.bbox for n in located}
     cen = {k: _centre(b) for k, b in box.items()}
     geo = [(e.source, e.target) for e in edges if e.source in box and e.target in box]
+    relations = prompt_relations(prompt) if prompt else []
+    flow_pairs, n_reference = geo, 0
+    if relations:
+        where = locate([x for r in relations for x in r], graph)
+        flow_pairs = sorted({(where[a].id, where[b].id) for a, b in relations
+                             if a in where and b in where and where[a].id in box and where[b].id in box
+                             and where[a].id != where[b].id})
+        n_reference = len(set(relations))
 
     # D: reading direction, back edges allowed
     per_dir: dict[str, dict[str, Any]] = {}
@@ -337,8 +376,8 @@ def visual_flow(graph: DiagramGraph, config: ImageConfig | None = None) -> tuple
             c = cen[n.id]
             return (c[along], c[across], n.label, n.id)
 
-        back = _back_edges(located, geo, key)
-        counted = [uv for uv in geo if uv not in back]
+        back = _back_edges(located, flow_pairs, key)
+        counted = [uv for uv in flow_pairs if uv not in back]
         follow = primary = 0
         against: list[list[str]] = []
         for u, v in counted:
@@ -353,7 +392,8 @@ def visual_flow(graph: DiagramGraph, config: ImageConfig | None = None) -> tuple
                 follow += 1
             else:
                 against.append([u, v])
-        share = follow / len(counted) if counted else 0.0
+        denom = len(counted) + max(0, n_reference - len(flow_pairs)) if relations else len(counted)
+        share = follow / denom if denom else 0.0
         per_dir[d] = {"counted": len(counted), "follow": follow, "share": _r(share), "advance": int(primary),
                       "back_edges": sorted([list(b) for b in back]), "against": against}
     rank = {d: (per_dir[d]["share"], per_dir[d]["advance"]) for d in (LR, TB)}
@@ -387,6 +427,8 @@ def visual_flow(graph: DiagramGraph, config: ImageConfig | None = None) -> tuple
     return _r(min(max(flow, 0.0), 1.0)), {
         **base, "defined": True,
         "direction": _r(direction), "dominant": dominant, "per_direction": per_dir,
+        "direction_source": "prompt relations" if relations else "drawn edges",
+        "prompt_relations": n_reference, "prompt_relations_located": len(flow_pairs) if relations else None,
         "crossings": _r(x_score), "crossing_count": crossings, "possible_crossings": possible,
         "crossing_pairs": crossing_pairs,
         "overlaps": _r(o_score), "overlapping_pairs": overlapping, "box_pairs": len(pairs),
@@ -410,7 +452,10 @@ def image_level(
     ``pred_graph``: the graph parsed from ``image`` (labels and boxes); ``source_image``: the
     source figure of the item, or ``None`` when there is none (P unavailable, row ``partial``).
     ``models`` defaults to :func:`~sciflow.models.image_models.get_image_models` ``(config)``.
+    ``config`` is the ``[image]`` table or a whole :class:`~sciflow.config.Config` (its ``image``);
+    None: the pinned defaults.
     """
+    config = config.image if isinstance(config, Config) else (config or ImageConfig())
     models = models or get_image_models(config)
     # decoded only when a term reads pixels (CLIP, the perceptual term): the label fallback and
     # the flow read the parsed graph, and re-scoring from the parse cache should not decode
@@ -428,7 +473,7 @@ def image_level(
         p = _r(sim)
         p_details = {"backend": models.perceptual.name, "raw": _r(raw), "size": config.common_size,
                      "rule": getattr(models.perceptual, "rule", None)}
-    f, f_details = visual_flow(pred_graph, config)
+    f, f_details = visual_flow(pred_graph, config, prompt_text)
 
     terms = {"semantic_consistency": (s, config.semantic_weight),
              "perceptual_similarity": (p, config.perceptual_weight),
@@ -452,12 +497,9 @@ def image_level(
         "fallback_terms": fallback_roles,
         "notes": notes,
         "semantic": s_details,
-    ``config`` is the ``[image]`` table or a whole :class:`~sciflow.config.Config` (its ``image``);
-    None: the pinned defaults.
         "perceptual": p_details,
         "flow": f_details,
     }
-    config = config.image if isinstance(config, Config) else (config or ImageConfig())
     return ImageLevelResult(
         score=score, semantic_consistency=s, perceptual_similarity=p, visual_flow=f, partial=partial,
         backends={"semantic": backends["semantic"], "perceptual": backends["perceptual"]}, details=details,

@@ -44,6 +44,7 @@ from sciflow.format.graph import DiagramGraph
 from sciflow.views.diff import COLORS, diff_dot, graph_diagnostics, legend_dot
 from sciflow.views.notebook import diagnostics_rows
 from sciflow.views.overlays import load_image, overlay
+from sciflow.views.reliability import reliability_caption, reliability_overlay
 from sciflow.views.report.charts import plots
 from sciflow.views.report.data import DIFFICULTIES, Run, config_for, load_run, main_metric
 from sciflow.views.report.embed import MAX_IMAGE_SIDE, image_png, inline_svg, png_uri
@@ -147,7 +148,7 @@ def _leaderboard(runs: Sequence[Run]) -> str:
         if len(vals) > 1:
             best[k] = max(vals)
     head = ["run", "items", "scored", "missing", "errors"] + [lab for _, lab in cols]
-    head += [f"{d} ({metric})" for d in DIFFICULTIES] + ["fallbacks"]
+    head += [f"{d} ({metric})" for d in DIFFICULTIES] + ["fallbacks", "low parse reliability"]
     body = []
     for r in runs:
         s = r.summary
@@ -155,10 +156,13 @@ def _leaderboard(runs: Sequence[Run]) -> str:
         cells += [f'<td class="num">{int(s.get(k, 0))}</td>' for k in ("n_items", "n_scored", "n_missing")]
         n_err = int(s.get("n_prediction_errors", 0)) + int(s.get("n_reference_errors", 0))
         cells.append(f'<td class="num">{n_err}</td>')
+        cis = (s.get("intervals") or {}).get("means") or {}
         for k, _ in cols:
             v = s.get("means", {}).get(k)
             cls = "num best" if v is not None and k in best and v == best[k] else "num"
-            cells.append(f'<td class="{cls}">{_fmt(v)}</td>')
+            ci = cis.get(k)
+            ci_text = f'<br><span class="ci">[{_fmt(ci[0])}, {_fmt(ci[1])}]</span>' if ci else ""
+            cells.append(f'<td class="{cls}">{_fmt(v)}{ci_text}</td>')
         for d in DIFFICULTIES:
             cell = s.get("by_difficulty", {}).get(d)
             if cell:
@@ -167,11 +171,14 @@ def _leaderboard(runs: Sequence[Run]) -> str:
             else:
                 cells.append('<td class="num muted">–</td>')
         cells.append(f"<td>{escape(', '.join(r.fallbacks)) or '–'}</td>")
+        cells.append(_flagged_cell(s))
         body.append(f'<tr class="leaderboard-row">{"".join(cells)}</tr>')
     out = [
         '<h2 id="leaderboard">Leaderboard</h2>',
         '<p class="muted">Means over scored items; a missing or unreadable prediction counts as 0; items with an '
-        "unusable reference are left out. Best value per column in bold.</p>",
+        "unusable reference are left out. Best value per column in bold; under each mean its 95% bootstrap "
+        "interval over items. <em>Low parse reliability</em>: the parsed items flagged because the parser's "
+        "evidence was weak, and the graph mean without them.</p>",
         '<table class="leaderboard"><thead><tr>' + "".join(f"<th>{escape(h)}</th>" for h in head) + "</tr></thead>",
         "<tbody>" + "".join(body) + "</tbody></table>",
     ]
@@ -246,6 +253,35 @@ def _scores_line(row: Mapping[str, Any]) -> str:
     return f'<div class="scores">{"".join(chips)}</div>' if chips else ""
 
 
+def _flagged_cell(s: Mapping[str, Any]) -> str:
+    """Leaderboard cell: flagged / parsed items and the graph mean without the flagged ones."""
+    rel = s.get("reliability") or {}
+    if not rel.get("n_parsed"):
+        return '<td class="num muted">–</td>'
+    without = (rel.get("means_without_flagged") or {}).get("graph")
+    return (f'<td class="num">{int(rel["n_flagged"])}/{int(rel["n_parsed"])} '
+            f'<span class="muted">(graph without: {_fmt(without)})</span></td>')
+
+
+def _reliability_part(rend: _Renderer, row: Mapping[str, Any], pred_path: Path, pred: DiagramGraph | None) -> str:
+    """A flagged item: the badge and the overlay explaining why; otherwise one line."""
+    caption = reliability_caption(row)
+    if not row.get("low_reliability"):
+        return f'<p class="muted">{escape(caption)}</p>'
+    badge = '<p><span class="badge low-reliability">low parse reliability</span> the score may reflect the ' \
+            "parser misreading the figure more than the figure itself</p>"
+    if pred is None:
+        return badge + f'<p class="muted">{escape(caption)}</p>'
+    try:
+        data = image_png(reliability_overlay(pred_path, pred), rend.max_image_side)
+    except Exception as exc:  # unreadable image: say so in place
+        return badge + f'<pre class="error">cannot draw the reliability overlay: {escape(str(exc))}</pre>'
+    legend = ("red: ink nothing explains, orange: connector ends attached to nothing, blue: connectors "
+              "without an arrowhead, purple: nodes found by one agent")
+    return (badge + f'<figure class="fig overlay reliability"><img alt="{escape(caption)}" src="{png_uri(data)}">'
+            f"<figcaption>{escape(caption)} ({legend})</figcaption></figure>")
+
+
 def _run_item(rend: _Renderer, run: Run, row: Mapping[str, Any] | None) -> str:
     if row is None:
         return (f'<div class="run-item status-absent"><h3>{escape(run.name)}<span class="badge">not in run</span>'
@@ -271,6 +307,8 @@ def _run_item(rend: _Renderer, run: Run, row: Mapping[str, Any] | None) -> str:
         if pred is not None and row.get("parsed_graph"):
             parts.append(rend.image(pred_path, "parse overlay: the graph the parser read (green matched, "
                                     "orange hallucinated, purple reversed)", "overlay", graph=pred, diag=diag))
+        if row.get("parse_reliability") is not None:
+            parts.append(_reliability_part(rend, row, pred_path, pred))
     elif row.get("prediction") and pred_path is None and status == "ok":
         parts.append(f'<p class="note">prediction file not found: {escape(str(row.get("prediction")))}</p>')
 
@@ -315,6 +353,9 @@ def _items(runs: Sequence[Run], rend: _Renderer) -> str:
             g = (row.get("scores") or {}).get("graph")
             text = _fmt(g) if st == "ok" and g is not None else STATUS_TEXT.get(st, st)
             badges.append(f'<span class="badge {escape(_slug(st))}" title="{escape(r.name)}">{text}</span>')
+            if row.get("low_reliability"):
+                badges.append(f'<span class="badge low-reliability" title="{escape(r.name)}: low parse '
+                              'reliability">?</span>')
         toc.append(f'<li><a href="#item-{escape(_slug(rid))}">{escape(rid)}</a>{"".join(badges)}</li>')
     order = ", ".join(escape(r.name) for r in runs)
     out = ['<h2 id="items">Items</h2>',

@@ -35,6 +35,7 @@ nav.toc li { margin: 0 0 3px; }
   background: var(--muted); margin-left: 4px; white-space: nowrap; }
 .badge.ok { background: var(--ok); } .badge.missing_prediction, .badge.prediction_error,
 .badge.reference_error { background: var(--bad); }
+.badge.low-reliability { background: #b8860b; } .ci { color: var(--muted); font-size: 11px; }
 section.item { margin: 22px 0 0; }
 .runs { display: grid; grid-template-columns: repeat(auto-fit, minmax(460px, 1fr)); gap: 14px; }
 .run-item { border: 1px solid var(--line); border-radius: 8px; padding: 10px 12px; min-width: 0; }
