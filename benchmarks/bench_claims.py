@@ -80,8 +80,11 @@ def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
         if not sel:
             continue
         exp, got = [r["expected"] for r in sel], [r["verdict"] for r in sel]
+        decided = [(e, g) for e, g in zip(exp, got, strict=True) if e != NEI and g != NEI]
         out[t] = {"n": len(sel), "accuracy": round(sum(e == g for e, g in zip(exp, got, strict=True)) / len(sel), 4),
                   "macro_f1": round(macro_f1(exp, got), 4), "nei": sum(g == NEI for g in got),
+                  "decided": len(decided),
+                  "accuracy_decided": round(sum(e == g for e, g in decided) / len(decided), 4) if decided else None,
                   "expected": dict(Counter(exp)), "verdicts": dict(Counter(got))}
     return out
 

@@ -251,3 +251,16 @@ def test_a_judge_answer_without_claims_is_an_error(judge_url):
     cfg = load_config(overrides={"text": {"judge": {"base_url": judge_url, "model": "m1", "max_retries": 0}}})
     with pytest.raises(JudgeError, match="no JSON array of claims"):
         check_claims(ENCODERS, text="Something vague.", judge=True, config=cfg)
+
+
+def test_a_name_drawn_merged_into_another_box_is_never_taken_for_it():
+    g = DiagramGraph.from_dict({"id": "m", "meta": {"parser": "sciflow"}, "nodes": [
+        {"id": "a", "label": "Fusion / Mixer"}, {"id": "b", "label": "Add & Norm"}, {"id": "c", "label": "Loss"}],
+        "edges": [{"source": "a", "target": "b"}, {"source": "b", "target": "c"}]})
+    grounded = ground_names(["Fusion", "Add & Norm"], g, NONE)
+    assert grounded["Fusion"].status == "merged"
+    assert grounded["Fusion"].reason() == '"Fusion" is drawn merged with other components in the box ' \
+                                          '"Fusion / Mixer" (a)'
+    assert grounded["Add & Norm"].status == "grounded"  # a label with "&" is one component when named whole
+    report = check_claims(g, text="Fusion feeds Add & Norm.", config=CFG)
+    assert report.results[0].verdict == "not_enough_info"

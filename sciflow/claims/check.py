@@ -6,7 +6,8 @@ information** when
 
 - the parse is flagged unreliable: ``meta["parse_reliability"]`` below
   ``claims.min_parse_reliability`` (a graph without that field is not flagged);
-- a name is ambiguous (:mod:`sciflow.claims.grounding`), whatever the input;
+- a name is ambiguous, or drawn merged into another component's box
+  (:mod:`sciflow.claims.grounding`), whatever the input;
 - a name matches no component *of a parse* (open world: the parser may have missed it);
 - the graph cannot answer (a longest-path search over too many loops).
 
@@ -152,7 +153,7 @@ def check_claim(
         found.append(ground_group(claim.group, graph, config.matching, embedder, cc.ambiguity_margin))
     bad = [g for g in found if not g.ok]
     box_nodes = tuple(g.node for g in found if g.ok and g.node in {n.id for n in graph.nodes})
-    if any(g.status == "ambiguous" for g in bad) or (bad and not closed):
+    if any(g.status in ("ambiguous", "merged") for g in bad) or (bad and not closed):
         reason = "; ".join(g.reason() for g in bad)
         if not closed and any(g.status == "unmatched" for g in bad):
             reason = reason.replace("no component matches", "the parse has no component matching", 1)

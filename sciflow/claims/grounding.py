@@ -10,6 +10,10 @@ on the same node. Then each name is checked, never guessed:
   folds to the same text as the chosen node's (a repeated label), or its similarity is within
   ``claims.ambiguity_margin`` of the chosen one. A name that folds exactly to one node's label
   and to no other's is never ambiguous;
+- **merged**: the chosen node's label is not the name but joins it with other components
+  (``"Encoder / Decoder"`` for "Encoder": parts split at ``/ | & + ;`` or " and ", one part
+  folding to the name or within string similarity :data:`MERGE_PART_SIMILARITY` of it): the
+  box draws several components as one, so what it shows of this one cannot be told;
 - **grounded** otherwise.
 
 Group names are grounded the same way on the labelled groups.
@@ -25,16 +29,37 @@ Group names are grounded the same way on the labelled groups.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from sciflow.config import MatchingConfig
 from sciflow.format.graph import DiagramGraph, Node
-from sciflow.metrics.matching import fold, match_nodes, similarity_matrices
+from sciflow.metrics.matching import fold, match_nodes, similarity_matrices, string_similarity
 from sciflow.models.embedding import LabelEmbedder, get_embedder
 
 DEFAULT_MARGIN = 0.05
+MERGE_SEPARATORS = re.compile(r"\s*(?:/|\||&|\+|;|\band\b)\s*", re.I)
+MERGE_PART_SIMILARITY = 0.9
+
+
+def merged_with(name: str, label: str) -> list[str]:
+    """The other parts of ``label`` when it draws ``name`` merged with other components, else ``[]``.
+
+    >>> merged_with("Decoder", "Encoder / Decoder"), merged_with("Add & Norm", "Add & Norm"), merged_with("Norm", "Nor")
+    (['Encoder'], [], [])
+    """
+    if fold(name) == fold(label):
+        return []
+    parts = [p for p in MERGE_SEPARATORS.split(label) if fold(p)]
+    if len(parts) < 2:
+        return []
+    sims = string_similarity([name], parts)[0]
+    best = int(sims.argmax())
+    if fold(parts[best]) == fold(name) or sims[best] >= MERGE_PART_SIMILARITY:
+        return [p for k, p in enumerate(parts) if k != best]
+    return []
 
 
 @dataclass(frozen=True)
@@ -43,7 +68,7 @@ class Grounding:
     (ambiguous) or of the closest node (unmatched), best first."""
 
     name: str
-    status: str  # "grounded" | "ambiguous" | "unmatched"
+    status: str  # "grounded" | "ambiguous" | "merged" | "unmatched"
     node: str | None = None
     label: str | None = None
     similarity: float | None = None
@@ -63,6 +88,9 @@ class Grounding:
         if self.status == "ambiguous":
             tied = ", ".join(f'"{lab}" ({i})' for i, lab, _ in self.candidates)
             return f'"{self.name}" is ambiguous: it fits {tied} equally well'
+        if self.status == "merged":
+            i, lab, _ = self.candidates[0]
+            return f'"{self.name}" is drawn merged with other components in the box "{lab}" ({i})'
         if self.status == "unmatched":
             near = f' (closest: "{self.candidates[0][1]}", similarity {self.candidates[0][2]:.2f})' \
                 if self.candidates else ""
@@ -110,6 +138,8 @@ def _ground(names: Sequence[str], items: Sequence[Node], config: MatchingConfig,
             tied = [i] + rivals
             out[name] = Grounding(name, "ambiguous", candidates=tuple(
                 (items[k].id, items[k].label, round(float(sim[k, j]), 6)) for k in tied))
+        elif merged_with(name, items[i].label):
+            out[name] = Grounding(name, "merged", candidates=((node_id, items[i].label, round(s, 6)),))
         else:
             out[name] = Grounding(name, "grounded", node_id, items[i].label, round(s, 6))
     return out
