@@ -56,7 +56,7 @@ def write(path: Path, data: object) -> Path:
         (["score", "{t}/empty", "--refs", "{t}/refs"],
          "error: no prediction (a graph .json or an image) in {t}/empty"),
         (["score", "{t}/preds", "--refs", "{t}/refs", "--out", "{t}/refs/a.json"],
-         "error: --out {t}/refs/a.json is a file, not a folder"),
+         "error: -o/--out {t}/refs/a.json is a file, not a folder: `sciflow score` writes a folder"),
         (["verify", "{t}/nope", "--out", "{t}/v"], "error: figures folder not found: {t}/nope"),
         (["verify", "{t}/empty", "--out", "{t}/v"],
          "error: no figures in {t}/empty (expected .png, .jpg, .jpeg, .webp, .gif, .bmp files)"),

@@ -149,8 +149,13 @@ def test_render_graph_writes_svg_and_png(tmp_path: Path, result):
     # computing the comparison itself (string-only matching keeps this fast)
     svg2 = viz.render_graph(PRED, tmp_path / "diff.svg", diff=REF, matching=STRING_ONLY)
     assert PURPLE in svg2.read_text()
-    with pytest.raises(ValueError, match=r"\.svg or \.png"):
-        viz.render_graph(REF, tmp_path / "ref.pdf")
+    with pytest.raises(ValueError, match=r"\.svg, \.png or \.pdf"):
+        viz.render_graph(REF, tmp_path / "ref.gif")
+    # PDF too, with or without the legend (issue 20)
+    pdf = viz.render_graph(PRED, tmp_path / "diff.pdf", diff=REF, result=result)
+    assert pdf.read_bytes().startswith(b"%PDF")
+    bare = viz.render_graph(PRED, tmp_path / "bare.svg", diff=REF, result=result, legend=False)
+    assert "legend" in svg2.read_text() and "legend" not in bare.read_text()
 
 
 def test_overlay_keeps_the_image_size(tmp_path: Path, result):

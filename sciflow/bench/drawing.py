@@ -159,16 +159,16 @@ def to_dot(graph: DiagramGraph, *, rankdir: str | None = None) -> graphviz.Digra
 
 
 def output_format(out_path: str | Path) -> tuple[Path, str]:
-    """``(path, "svg" | "png")`` from the suffix of ``out_path``; ``ValueError`` for any other."""
+    """``(path, "svg" | "png" | "pdf")`` from the suffix of ``out_path``; ``ValueError`` for any other."""
     out = Path(out_path)
     fmt = out.suffix.lower().lstrip(".")
-    if fmt not in ("svg", "png"):
-        raise ValueError(f"{out}: the file name must end in .svg or .png")
+    if fmt not in ("svg", "png", "pdf"):
+        raise ValueError(f"{out}: the file name must end in .svg, .png or .pdf")
     return out, fmt
 
 
 def write_dot(dot: graphviz.Digraph, out_path: str | Path, *, dpi: int = 144) -> Path:
-    """Write ``dot`` as ``.svg`` or ``.png`` (by the suffix; ``dpi`` for PNG), making the folder;
+    """Write ``dot`` as ``.svg``, ``.png`` or ``.pdf`` (by the suffix; ``dpi`` for PNG), making the folder;
     returns the path written."""
     out, fmt = output_format(out_path)
     if fmt == "png":

@@ -26,6 +26,7 @@ from rich.logging import RichHandler
 from sciflow.cli.arguments import build_parser as _build_parser
 from sciflow.cli.claims import add_claims_command
 from sciflow.cli.common import console, err_console, error_text, leaderboard_table, print_error, qmsg
+from sciflow.cli.grammar import check_out, finish_parser, quiet_libraries
 from sciflow.config import ConfigError
 
 __all__ = ["build_parser", "console", "err_console", "is_expected_error", "leaderboard_table", "main"]
@@ -70,16 +71,21 @@ def report_error(exc: BaseException, verbose: bool = False) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     """Every command of :mod:`sciflow.cli.arguments`, and ``sciflow claims`` (:mod:`sciflow.cli.claims`)."""
-    return add_claims_command(_build_parser())
+    return finish_parser(add_claims_command(_build_parser()))
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    quiet_libraries(args.verbose)
     logging.basicConfig(
         level=logging.DEBUG if args.verbose else logging.WARNING,
         format="%(message)s",
         handlers=[RichHandler(console=err_console, show_path=False)],
     )
+    problem = check_out(args)  # a file where a folder is wanted (or back): before any work
+    if problem:
+        print_error(problem)
+        return 2
     try:
         return args.func(args)
     except KeyboardInterrupt:

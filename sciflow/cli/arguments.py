@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import argparse
 import getpass
+import textwrap
 from pathlib import Path
 
 from sciflow import __version__
 from sciflow.cli.bench import cmd_detector_dataset, cmd_detector_train, cmd_generate, cmd_perturb, cmd_synth
-from sciflow.cli.common import refs_arg
+from sciflow.cli.catalog import add_catalog_commands
+from sciflow.cli.common import default_cache_dir, refs_arg
+from sciflow.cli.grammar import MAIN_EPILOG, HelpFormatter, add_format
 from sciflow.cli.graphs import (
     cmd_convert,
     cmd_download_models,
@@ -25,6 +28,8 @@ _DEVICE_HELP = ("where the models run: cpu (default), cuda, cuda:N or auto (cuda
                 "not part of the config hash, recorded in the manifest")
 
 
+REFS_HELP = ("reference graphs: a folder of *.json, or a bundled benchmark by name "
+             "(sciflow-bench-60@1; `sciflow list benchmarks`)")
 _STRICT_HELP = ("refuse to run (rc 2) when any backend would fall back (CLIP, LPIPS, SAM, judge, MiniLM); "
                 "also [trust] strict = true in the config")
 _MIN_REL_HELP = ("leave items whose parse_reliability is below X out of the means (recorded in the summary "
@@ -42,27 +47,32 @@ def _unit(text: str) -> float:
     return v
 
 
-REFS_HELP = ("reference graphs: a folder of *.json, or a bundled benchmark by name "
-             "(sciflow-bench-60@1; `sciflow list benchmarks`)")
-
-
-DESCRIPTION = "The ``sciflow`` command line: argument parsing and presentation only."
+DESCRIPTION = (
+    "sciflow checks whether AI-generated scientific diagrams are structurally right. It parses each "
+    "diagram image back into a directed graph (boxes and arrows, the inverse parser), matches it with the "
+    "item's reference graph and scores it on three levels: graph (are the right boxes joined by the right "
+    "arrows, in the right direction?), text (does it say what the prompt asked for?) and image (semantic "
+    "consistency, perceptual similarity, visual flow). Scores are in [0, 1]; every mean has a 95% bootstrap "
+    "interval. The bundled benchmark sciflow-bench-60@1 holds 60 reference graphs with their prompts: "
+    "write its prompts (`sciflow prompts`), generate one image per prompt, then `sciflow score` the folder.")
+DESCRIPTION = textwrap.fill(DESCRIPTION, 88)
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="sciflow", description=DESCRIPTION)
+    p = argparse.ArgumentParser(prog="sciflow", description=DESCRIPTION, epilog=MAIN_EPILOG,
+                                formatter_class=HelpFormatter)
     p.add_argument("--version", action="version", version=f"sciflow {__version__}")
     p.add_argument("-v", "--verbose", action="store_true", help="debug logging")
-    sub = p.add_subparsers(dest="command", required=True)
+    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND", title="commands (in workflow order)")
 
     s = sub.add_parser("score", help="score predictions (graphs or images) against reference graphs")
     s.add_argument("pred_dir", type=refs_arg, help="folder of predicted graphs (*.json) or images")
     s.add_argument("--refs", "--ref", dest="refs", type=refs_arg, required=True, help=REFS_HELP)
-    s.add_argument("--out", type=Path, default=None, help="results folder to write")
+    s.add_argument("-o", "--out", type=Path, default=None, help="results folder to write (default: none, print only)")
     s.add_argument("--name", default=None, help="run name in the leaderboard (default: the --out folder name)")
     s.add_argument("--config", type=Path, default=None, help="TOML file overriding the pinned config")
     s.add_argument("--executor", choices=["local", "ray"], default="local",
-                   help="local process pool (default) or Ray (pip install 'sciflow[ray]')")
+                   help="local process pool (default) or Ray (pip install 'sciflow-eval[ray]')")
     s.add_argument("--jobs", type=int, default=1, help="workers (processes or Ray actors)")
     s.add_argument("--threads", type=int, default=0,
                    help="math threads per worker (OCR, torch); default: all cores for one local worker, "
@@ -70,33 +80,39 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--address", default=None, help="Ray cluster address (default: start a local runtime)")
     s.add_argument("--no-resume", action="store_true", help="rescore every item even if results exist")
     s.add_argument("--critique", action="store_true", help="write a critique (verdict, explanation, edits) per item")
-    s.add_argument("--cache-dir", type=Path, default=Path(".sciflow-cache"),
-                   help="cache folder: parsed graphs and the label-embedding store")
+    s.add_argument("--cache-dir", type=Path, default=default_cache_dir(),
+                   help="cache folder: parsed graphs and the label-embedding store (default: the user cache "
+                        "folder, or $SCIFLOW_CACHE_DIR)")
     s.add_argument("--no-cache", action="store_true", help="do not read or write the parse cache")
     s.add_argument("--device", default="cpu", help=_DEVICE_HELP)
     s.add_argument("--strict", action="store_true", help=_STRICT_HELP)
     s.add_argument("--min-reliability", type=_unit, default=None, metavar="X", help=_MIN_REL_HELP)
+    add_format(s)
     s.set_defaults(func=cmd_score)
 
     m = sub.add_parser("summarize", help="leaderboard of one or more results folders side by side")
-    m.add_argument("results_dirs", type=Path, nargs="+")
-    m.add_argument("-o", "--output", default=None, help="write the combined leaderboard CSV here")
+    m.add_argument("results_dirs", type=Path, nargs="+", help="results folders written by `sciflow score`")
+    m.add_argument("-o", "--out", "--output", dest="output", type=Path, default=None,
+                   help="also write the leaderboard: FILE.csv, .json, .md or .tex, or a folder (its leaderboard.csv)")
     m.add_argument("--allow-mixed", action="store_true",
                    help="tabulate runs scored against different reference sets or metric versions "
                         "(the table is marked MIXED)")
     m.add_argument("--min-reliability", type=_unit, default=None, metavar="X", help=_MIN_REL_HELP)
+    add_format(m)
     m.set_defaults(func=cmd_summarize)
 
     cp = sub.add_parser("compare", help="two runs item by item: mean difference, bootstrap interval, "
                                         "Wilcoxon p-value and a verdict per level")
     cp.add_argument("run_a", type=Path, help="results folder A")
     cp.add_argument("run_b", type=Path, help="results folder B")
-    cp.add_argument("--format", choices=["table", "json"], default="table")
+    add_format(cp)
+    cp.add_argument("-o", "--out", type=Path, default=None, help="also write the comparison: FILE.json, .csv, "
+                    ".md or .tex, or a folder (its compare.json)")
     cp.set_defaults(func=cmd_compare)
 
     c = sub.add_parser("convert", help="convert SciFlow-Bench canvas_full.json files to sciflow graphs")
     c.add_argument("source", type=Path, help="a canvas_full.json, a paper folder, or a root of paper folders")
-    c.add_argument("-o", "--out", type=Path, required=True)
+    c.add_argument("-o", "--out", type=Path, required=True, help="folder for the converted graphs")
     c.set_defaults(func=cmd_convert)
 
     v = sub.add_parser("validate", help="validate graph files (and reference-set rules) against the canonical format")
@@ -111,12 +127,14 @@ def build_parser() -> argparse.ArgumentParser:
 
     pa = sub.add_parser("parse", help="parse diagram images into graphs (the inverse parser)")
     pa.add_argument("inputs", type=Path, nargs="+", help="image files or folders of images")
-    pa.add_argument("-o", "--out", type=Path, required=True, help="folder for the parsed graphs (<stem>.json)")
+    pa.add_argument("-o", "--out", type=Path, required=True,
+                    help="folder for the parsed graphs (<stem>.json), or FILE.json for a single image")
     pa.add_argument("--debug-dir", type=Path, default=None, help="write one overlay PNG per agent here")
-    pa.add_argument("--config", type=Path, default=None)
-    pa.add_argument("--jobs", type=int, default=1)
-    pa.add_argument("--cache-dir", type=Path, default=Path(".sciflow-cache"))
-    pa.add_argument("--no-cache", action="store_true")
+    pa.add_argument("--config", type=Path, default=None, help="TOML file overriding the pinned config")
+    pa.add_argument("--jobs", type=int, default=1, help="worker processes")
+    pa.add_argument("--cache-dir", type=Path, default=default_cache_dir(),
+                    help="parse cache (default: the user cache folder, or $SCIFLOW_CACHE_DIR)")
+    pa.add_argument("--no-cache", action="store_true", help="do not read or write the parse cache")
     pa.add_argument("--device", default="cpu", help=_DEVICE_HELP)
     pa.add_argument("--strict", action="store_true", help=_STRICT_HELP)
     pa.set_defaults(func=cmd_parse)
@@ -124,13 +142,16 @@ def build_parser() -> argparse.ArgumentParser:
     r = sub.add_parser("render", help="Graphviz rendering of a graph, or of its comparison with another")
     r.add_argument("graph", type=Path, help="the graph to draw (with --diff: the prediction)")
     r.add_argument("--diff", type=Path, default=None, help="reference graph: draw it coloured by the comparison")
-    r.add_argument("-o", "--output", type=Path, required=True, help="FILE.svg or FILE.png")
-    r.add_argument("--config", type=Path, default=None)
+    r.add_argument("-o", "--out", "--output", dest="output", type=Path, required=True,
+                   help="FILE.svg, FILE.png or FILE.pdf")
+    r.add_argument("--no-legend", action="store_true", help="leave the colour legend out of a --diff drawing")
+    r.add_argument("--config", type=Path, default=None, help="TOML file overriding the pinned config (matching)")
     r.set_defaults(func=cmd_render)
 
     rp = sub.add_parser("report", help="one self-contained HTML report of one or more results folders")
-    rp.add_argument("results_dirs", type=Path, nargs="+")
-    rp.add_argument("-o", "--output", type=Path, required=True)
+    rp.add_argument("results_dirs", type=Path, nargs="+", help="results folders written by `sciflow score`")
+    rp.add_argument("-o", "--out", "--output", dest="output", type=Path, required=True,
+                    help="FILE.html, or a folder (its report.html)")
     rp.add_argument("--recompute", action="store_true", help="recompute diffs instead of using stored diagnostics")
     rp.set_defaults(func=cmd_report)
 
@@ -142,6 +163,9 @@ def build_parser() -> argparse.ArgumentParser:
     st_ = sub.add_parser("stats", help="distributions of a folder of reference graphs")
     st_.add_argument("refs", type=refs_arg, help=REFS_HELP)
     st_.add_argument("--plot", type=Path, default=None, help="also write a figure (PNG/SVG/PDF)")
+    st_.add_argument("-o", "--out", type=Path, default=None,
+                     help="also write the statistics: FILE.json, .csv, .md or .tex, or a figure (.png, .svg, .pdf)")
+    add_format(st_)
     st_.set_defaults(func=cmd_stats)
 
     pr = sub.add_parser("prompt", help="the prompt of a reference graph")
@@ -165,8 +189,8 @@ def build_parser() -> argparse.ArgumentParser:
                            help="visual degradation: blur, jpeg20, noise, downscale, rotate, clutter or random")
             g.set_defaults(func=cmd_perturb)
         g.add_argument("--refs", "--ref", dest="refs", type=refs_arg, required=True, help=REFS_HELP)
-        g.add_argument("-o", "--out", type=Path, required=True)
-        g.add_argument("--style", choices=["structured", "naive"], default="structured")
+        g.add_argument("-o", "--out", type=Path, required=True, help="folder for the generated images")
+        g.add_argument("--style", choices=["structured", "naive"], default="structured", help="prompt style")
         g.add_argument("--no-resume", action="store_true", help="regenerate items already done")
 
     ve = sub.add_parser(
@@ -176,26 +200,27 @@ def build_parser() -> argparse.ArgumentParser:
                     "(another --host, 0.0.0.0 included, is refused); to open it from another machine, forward the "
                     "port over SSH (ssh -L 8765:127.0.0.1:8765 HOST).")
     ve.add_argument("figures_dir", type=Path, help="folder of figures (png, jpg, jpeg, webp, gif, bmp)")
-    ve.add_argument("--out", type=Path, required=True, help="folder for verified graphs and audit logs")
+    ve.add_argument("-o", "--out", type=Path, required=True, help="folder for verified graphs and audit logs")
     ve.add_argument("--host", default="127.0.0.1",
                     help="loopback address to listen on: 127.0.0.1 (default), localhost or ::1; "
                          "any other address is refused")
     ve.add_argument("--port", type=int, default=8765, help="port (default 8765; a busy port is refused)")
     ve.add_argument("--annotator", default=getpass.getuser(), help="name written into the audit log")
-    ve.add_argument("--config", type=Path, default=None)
+    ve.add_argument("--config", type=Path, default=None, help="TOML file overriding the pinned config (parser)")
     ve.set_defaults(func=cmd_verify)
 
     ag = sub.add_parser("agreement", help="parser agreement (P/R/F1) from verification edit logs")
-    ag.add_argument("verified_dir", type=Path)
-    ag.add_argument("--json", action="store_true")
+    ag.add_argument("verified_dir", type=Path, help="the --out folder of `sciflow verify`")
+    add_format(ag)
+    ag.add_argument("--json", dest="format", action="store_const", const="json", help="the same as --format json")
     ag.set_defaults(func=cmd_agreement)
 
     cr = sub.add_parser("critique", help="judgement, explanation and edit instructions for one diagram")
     cr.add_argument("input", type=Path, help="an image (parsed first) or a predicted graph (.json)")
     cr.add_argument("--ref", "--refs", dest="ref", type=refs_arg, required=True,
                     help="the reference graph file (or NAME@V/<id>.json)")
-    cr.add_argument("--format", choices=["json", "text", "tagged"], default="text")
-    cr.add_argument("--config", type=Path, default=None)
+    add_format(cr, extra=("text", "tagged"))
+    cr.add_argument("--config", type=Path, default=None, help="TOML file overriding the pinned config")
     cr.set_defaults(func=cmd_critique)
 
     rf = sub.add_parser("rectify", help="generate, critique and repair until the critique passes")
@@ -203,10 +228,11 @@ def build_parser() -> argparse.ArgumentParser:
     rf.add_argument("--editor", default="graph", help="graph (apply instructions to the graph) or none")
     rf.add_argument("--option", action="append", help="KEY=VALUE for the generator (repeatable)")
     rf.add_argument("--refs", "--ref", dest="refs", type=refs_arg, required=True, help=REFS_HELP)
-    rf.add_argument("-o", "--out", type=Path, required=True)
-    rf.add_argument("--max-steps", type=int, default=None)
+    rf.add_argument("-o", "--out", type=Path, required=True, help="folder for every step of every item")
+    rf.add_argument("--max-steps", type=int, default=None, help="steps per item (default: [critique] max_steps)")
     rf.add_argument("--parse-images", action="store_true", help="critique the parsed image, not the known graph")
-    rf.add_argument("--config", type=Path, default=None)
+    rf.add_argument("--config", type=Path, default=None, help="TOML file overriding the pinned config")
+    add_format(rf)
     rf.set_defaults(func=cmd_rectify)
 
     sy = sub.add_parser("synth", help="synthetic diagrams with exact ground truth (graphviz, pillow, mermaid, paper)")
@@ -250,4 +276,5 @@ def build_parser() -> argparse.ArgumentParser:
     im.add_argument("source", type=Path)
     im.add_argument("-o", "--out", type=Path, required=True)
     im.set_defaults(func=cmd_import)
+    add_catalog_commands(sub)
     return p

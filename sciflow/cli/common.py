@@ -82,13 +82,18 @@ def _fmt(v: Any) -> str:
     return "—" if v is None else (f"{v:.3f}" if isinstance(v, float) else str(v))
 
 
-def leaderboard_table(summaries: Sequence[dict[str, Any]], title: str = "sciflow leaderboard") -> Table:
+def leaderboard_table(summaries: Sequence[dict[str, Any]], title: str = "sciflow leaderboard",
+                      width: int | None = None) -> Table:
     """The headline columns of :func:`sciflow.runs.summary.leaderboard_rows` (``n``: the items every
     mean is over) and, for runs that differ in them, the fallbacks, config hash, reference set
     and metric version, a value ending in ``*`` where it differs from the first run's (hashes
     shortened to 7 hex digits here; leaderboard.csv holds every column, always). A mean with
     a bootstrap interval reads ``0.812 ±0.034``: ± half the width of its 95% interval (the CSV
-    has the interval itself, ``<key>_lo``/``<key>_hi``)."""
+    has the interval itself, ``<key>_lo``/``<key>_hi``).
+
+    The table fits ``width`` columns (default: the terminal's): columns are left out, least
+    important first (the difficulty tiers, the item counts, the ± intervals, node and edge F1),
+    and the caption names them; no number is ever cut."""
     from sciflow.runs.summary import DIFFERS, leaderboard_rows
 
     rows = leaderboard_rows(summaries)
@@ -99,11 +104,12 @@ def leaderboard_table(summaries: Sequence[dict[str, Any]], title: str = "sciflow
     cols += [f"graph_{d}" for d in ("easy", "medium", "hard") if any(r.get(f"n_{d}") for r in rows)]
     provenance = [c for c in ("fallbacks", "config", "refs", "metric_version")
                   if any(str(r.get(c, "")).endswith(DIFFERS) for r in rows)]
+    intervals = True
 
     def cell(r: dict[str, Any], c: str) -> str:
         v = r.get(c)
         lo, hi = r.get(f"{c}_lo"), r.get(f"{c}_hi")
-        if isinstance(v, float) and isinstance(lo, float) and isinstance(hi, float):
+        if intervals and isinstance(v, float) and isinstance(lo, float) and isinstance(hi, float):
             return f"{v:.3f} ±{(hi - lo) / 2:.3f}"  # half the 95% interval's width
         if c in ("config", "refs") and isinstance(v, str) and len(v) > 8:
             return v[:7] + (DIFFERS if v.endswith(DIFFERS) else "")
@@ -112,14 +118,32 @@ def leaderboard_table(summaries: Sequence[dict[str, Any]], title: str = "sciflow
     def shown(r: dict[str, Any], c: str) -> str:  # cells are rich markup: a run name is input
         return q(cell(r, c))
 
+    def col_width(c: str) -> int:
+        return max(len(_HEADERS.get(c, c)), *(len(cell(r, c)) for r in rows)) if rows else len(c)
+
+    def total() -> int:  # rich's default box: one border per column plus one, padding 1 each side
+        return 1 + sum(col_width(c) + 3 for c in cols + provenance)
+
+    limit = width or console.width
+    hidden: list[str] = []
+    for drop in ("graph_hard", "graph_medium", "graph_easy", "n_errors", "n_missing", "n_items", "±", "edge_f1",
+                 "node_f1"):
+        if total() <= limit:
+            break
+        if drop == "±":
+            intervals, hidden = False, [*hidden, "± intervals"]
+        elif drop in cols:
+            cols.remove(drop)
+            hidden.append(_HEADERS.get(drop, drop))
+
     table = Table(title=q(title))
-    for c in cols:  # numbers are never cut either (headers wrap instead)
-        width = max((len(cell(r, c)) for r in rows), default=1) if c != "run" else None
-        table.add_column(_HEADERS.get(c, c), justify="left" if c == "run" else "right", no_wrap=c == "run",
-                         min_width=width)
+    if hidden:
+        table.caption = f"not shown at this width: {', '.join(hidden)} (leaderboard.csv or --format csv has them)"
+    for c in cols:  # numbers are never cut (headers wrap instead)
+        table.add_column(_HEADERS.get(c, c), justify="left" if c == "run" else "right", no_wrap=True,
+                         min_width=col_width(c) if c != "run" else None)
     for c in provenance:  # never cut: the marker is at the end
-        width = max(len(_HEADERS.get(c, c)), *(len(cell(r, c)) for r in rows))
-        table.add_column(_HEADERS.get(c, c), justify="left", no_wrap=True, min_width=width)
+        table.add_column(_HEADERS.get(c, c), justify="left", no_wrap=True, min_width=col_width(c))
     for r in rows:
         table.add_row(*[shown(r, c) for c in cols + provenance])
     return table
@@ -146,6 +170,16 @@ def _progress(label: str) -> Progress:
         TextColumn(f"[bold]{q(label)}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
         TextColumn("{task.description}", markup=False), console=err_console, transient=True,
     )
+
+
+def default_cache_dir() -> Path:
+    """Where parses and label embeddings are cached unless ``--cache-dir`` says otherwise:
+    ``$SCIFLOW_CACHE_DIR``, else the platform's user cache folder (``~/.cache/sciflow`` on Linux)."""
+    import os
+
+    from platformdirs import user_cache_dir
+
+    return Path(os.environ.get("SCIFLOW_CACHE_DIR") or user_cache_dir("sciflow", appauthor=False))
 
 
 def refs_arg(value: str) -> Path:

@@ -13,6 +13,7 @@ from pathlib import Path
 from rich.table import Table
 
 from sciflow.cli.common import console, err_console, error_text, print_error, problem_lines, q, qmsg
+from sciflow.cli.grammar import emit, write_rows
 
 
 def cmd_convert(args: argparse.Namespace) -> int:
@@ -140,25 +141,33 @@ def cmd_stats(args: argparse.Namespace) -> int:
                     else f"no reference graph (*.json) in {args.refs}")
         return 2
     s = reference_stats(graphs)
-    t = Table(title=f"{q(args.refs)}: {s['n_items']} items")
-    t.add_column("measure")
-    t.add_column("value", justify="right")
-    for area, n in s["areas"].items():
-        t.add_row(f"area: {q(area)}", str(n))
-    for tier, n in s["difficulty"].items():
-        t.add_row(f"difficulty: {tier}", str(n))
+    rows = [{"measure": f"area: {area}", "value": n} for area, n in s["areas"].items()]
+    rows += [{"measure": f"difficulty: {tier}", "value": n} for tier, n in s["difficulty"].items()]
     for key in ("nodes", "edges"):
-        d = s[key]
-        t.add_row(f"{key} per item", f"min {d['min']}  median {d['median']}  mean {d['mean']:.1f}  max {d['max']}")
-    t.add_row("non-linear", f"{100 * s['share_nonlinear']:.0f}%")
-    t.add_row("with feedback loops", str(s["with_cycles"]))
-    t.add_row("with groups", str(s["with_groups"]))
-    console.print(t)
+        rows += [{"measure": f"{key} per item ({stat})", "value": s[key][stat]} for stat in ("min", "median", "mean",
+                                                                                              "max")]
+    rows += [{"measure": "non-linear share", "value": s["share_nonlinear"]},
+             {"measure": "with feedback loops", "value": s["with_cycles"]},
+             {"measure": "with groups", "value": s["with_groups"]}]
+    say = console if args.format == "table" else err_console
+    if args.format == "table":
+        title = f"{args.refs}: {s['n_items']} items"
+        t = Table(title=q(title), min_width=len(title) + 2)
+        t.add_column("measure")
+        t.add_column("value", justify="right")
+        for r in rows:
+            v = r["value"]
+            t.add_row(q(r["measure"]), f"{v:.2f}" if isinstance(v, float) else str(v))
+        console.print(t)
+    else:
+        emit(args.format, s, rows)
     if s["difficulty_mismatch"]:
         err_console.print(f"[yellow]stored difficulty differs from the computed one:[/yellow] "
                           f"{q(', '.join(s['difficulty_mismatch']))}")
-    if args.plot:
-        console.print(f"plot written to {q(plot_stats(s, args.plot))}")
+    for figure in (p for p in (args.plot, args.out) if p is not None and p.suffix.lower() in (".png", ".svg", ".pdf")):
+        say.print(f"plot written to {q(plot_stats(s, figure))}")
+    if args.out is not None and args.out.suffix.lower() in (".json", ".csv", ".md", ".tex"):
+        say.print(f"statistics written to {q(write_rows(args.out, s, rows))}")
     return 1 if errors else 0
 
 

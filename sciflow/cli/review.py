@@ -7,6 +7,7 @@ import json
 import sys
 
 from sciflow.cli.common import _key_values, _progress, console, print_error
+from sciflow.cli.grammar import emit
 from sciflow.config import load_config
 
 
@@ -38,10 +39,15 @@ def cmd_agreement(args: argparse.Namespace) -> int:
     except FileNotFoundError as exc:
         print_error(exc)
         return 2
-    if args.json:
-        sys.stdout.write(json.dumps(report.to_dict(), indent=2) + "\n")
-    else:
+    if args.format == "table":
         sys.stdout.write(report.format() + "\n")
+    else:
+        d = report.to_dict()
+        rows = [{"item": i["item"], **{f"node_{k}": v for k, v in i["nodes"].items()},
+                 **{f"edge_{k}": v for k, v in i["edges"].items()}} for i in d["items"]]
+        rows.append({"item": "overall", **{f"node_{k}": v for k, v in d["overall"]["nodes"].items()},
+                     **{f"edge_{k}": v for k, v in d["overall"]["edges"].items()}})
+        emit(args.format, d, rows)
     return 1 if report.errors else 0  # the others are counted; an unreadable log is named in one line
 
 
@@ -55,7 +61,13 @@ def cmd_critique(args: argparse.Namespace) -> int:
     except (GraphFormatError, ImageLoadError, FileNotFoundError) as exc:
         print_error(exc)
         return 2
-    sys.stdout.write(format_critique(c, args.format) + "\n")
+    if args.format in ("csv", "markdown", "latex"):  # one row per edit instruction
+        d = c.to_dict()
+        rows = [{"op": e.get("op"), "text": e.get("text"), "args": json.dumps(e.get("args"), ensure_ascii=False)}
+                for e in d.get("instructions", [])]
+        emit(args.format, d, rows, ["op", "text", "args"])
+    else:
+        sys.stdout.write(format_critique(c, "text" if args.format == "table" else args.format) + "\n")
     return 0 if c.passed else 1
 
 
@@ -76,5 +88,9 @@ def cmd_rectify(args: argparse.Namespace) -> int:
         except GeneratorError as exc:
             print_error(exc)
             return 2
-    console.print_json(json.dumps(summary))
+    if args.format == "table":
+        console.print_json(json.dumps(summary))
+    else:
+        items = summary.get("items") if isinstance(summary.get("items"), list) else []
+        emit(args.format, summary, items or [{k: v for k, v in summary.items() if not isinstance(v, (dict, list))}])
     return 0

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from sciflow.cli.common import _progress, breakdown_table, console, err_console, leaderboard_table, print_error, q, qmsg
+from sciflow.cli.grammar import emit, headline_columns, write_rows
 from sciflow.config import load_config
 from sciflow.models.strict import fallback_line
 from sciflow.runs.trust import reliability_line
@@ -22,7 +23,13 @@ def _check_score_inputs(args: argparse.Namespace) -> str | None:
         return str(exc)
     if not items:
         return f"no reference graph (*.json) in {args.refs}"
-    if not orphans and all(i.prediction is None for i in items):
+    if all(i.prediction is None for i in items):
+        if orphans:
+            shown = ", ".join(orphans[:3]) + (", ..." if len(orphans) > 3 else "")
+            ids = ", ".join(i.id for i in items[:3]) + (", ..." if len(items) > 3 else "")
+            return (f"no prediction in {args.pred_dir} matches a reference: predictions are named {shown}, "
+                    f"references {ids}; name each prediction after its reference's id (e.g. {items[0].id}.png, "
+                    f"or {items[0].id}/<k>.png for several samples)")
         return f"no prediction (a graph .json or an image) in {args.pred_dir}"
     if args.out is not None and args.out.exists() and not args.out.is_dir():
         return f"--out {args.out} is a file, not a folder"
@@ -32,6 +39,7 @@ def _check_score_inputs(args: argparse.Namespace) -> str | None:
 def cmd_score(args: argparse.Namespace) -> int:
     from sciflow.runs.executors import ExecutorError
     from sciflow.runs.scoring import ScoringError, run_scoring
+    from sciflow.runs.summary import leaderboard_rows
 
     config = load_config(args.config)
     problem = _check_score_inputs(args)
@@ -57,11 +65,16 @@ def cmd_score(args: argparse.Namespace) -> int:
             print_error(exc)
             return 2
     s = result.summary
-    console.print(leaderboard_table([s]))
-    for key, title in (("by_difficulty", "by difficulty"), ("by_area", "by research area")):
-        t = breakdown_table(s, key, title)
-        if t is not None:
-            console.print(t)
+    say = console if args.format == "table" else err_console  # machine formats: stdout holds them alone
+    if args.format == "table":
+        console.print(leaderboard_table([s]))
+        for key, title in (("by_difficulty", "by difficulty"), ("by_area", "by research area")):
+            t = breakdown_table(s, key, title)
+            if t is not None:
+                console.print(t)
+    else:
+        rows = leaderboard_rows([s])
+        emit(args.format, s, rows, headline_columns(rows))
     for e in s["errors"]:
         err_console.print(f"[yellow]{q(e['status'])}[/yellow] {q(e['id'])}: {qmsg(e['error'])}")
     if s["missing"]:
@@ -73,8 +86,8 @@ def cmd_score(args: argparse.Namespace) -> int:
     if result.n_reused:
         err_console.print(f"{result.n_reused} items reused from the previous run (unchanged inputs and config)")
     if args.out:
-        console.print(f"results written to {q(args.out)}/ (results.jsonl, summary.json, leaderboard.csv, "
-                      "manifest.json)", soft_wrap=True)
+        say.print(f"results written to {q(args.out)}/ (results.jsonl, summary.json, leaderboard.csv, "
+                  "manifest.json)", soft_wrap=True)
     if line := reliability_line(s):
         err_console.print(qmsg(line), soft_wrap=True)
     if line := fallback_line(result.manifest.get("models") or {}):  # the last line: every fallback, named
@@ -103,7 +116,15 @@ def cmd_summarize(args: argparse.Namespace) -> int:
     recorded it and another did not) are refused, rc 2 and one line naming the runs and what
     differs, unless ``--allow-mixed``; the table then says MIXED. Differing config hashes and
     fallbacks are marked ``*`` in the table and CSV and named in a footnote."""
-    from sciflow.runs.summary import DIFFERS, SummaryError, read_summary, run_differences, unrecorded, write_leaderboard
+    from sciflow.runs.summary import (
+        DIFFERS,
+        SummaryError,
+        leaderboard_rows,
+        read_summary,
+        run_differences,
+        unrecorded,
+        write_leaderboard,
+    )
 
     summaries = []
     for d in args.results_dirs:
@@ -128,16 +149,26 @@ def cmd_summarize(args: argparse.Namespace) -> int:
         title += f" (MIXED: {' and '.join(labels)} {'differs' if len(labels) == 1 else 'differ'}; not comparable)"
     if args.min_reliability is not None:
         title += f" (items with parse reliability < {args.min_reliability:g} left out of the means)"
-    console.print(leaderboard_table(summaries, title=title))
+    say = console if args.format == "table" else err_console
+    rows = leaderboard_rows(summaries)
+    if args.format == "table":
+        console.print(leaderboard_table(summaries, title=title))
+    else:
+        emit(args.format, rows, rows, headline_columns(rows))
     for s in summaries:
         if line := reliability_line(s):
-            console.print(qmsg(f"{s['run']}: {line}"), soft_wrap=True)
+            say.print(qmsg(f"{s['run']}: {line}"), soft_wrap=True)
     if diffs:
-        console.print(f"{DIFFERS} differs from the first run ({q(summaries[0]['run'])}): "
-                      + qmsg(" | ".join(d.describe() for d in diffs)), soft_wrap=True)
+        say.print(f"{DIFFERS} differs from the first run ({q(summaries[0]['run'])}): "
+                  + qmsg(" | ".join(d.describe() for d in diffs)), soft_wrap=True)
     if args.output:
-        write_leaderboard(summaries, Path(args.output))
-        console.print(f"leaderboard written to {q(args.output)}")
+        out = Path(args.output)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        if out.suffix.lower() == ".csv":
+            write_leaderboard(summaries, out)
+        else:
+            write_rows(out, rows, rows, headline_columns(rows))
+        say.print(f"leaderboard written to {q(out)}")
     return 0
 
 
@@ -146,8 +177,6 @@ def cmd_compare(args: argparse.Namespace) -> int:
     the mean difference A − B, its paired bootstrap 95% interval and the Wilcoxon p-value per
     level, difficulty and area, then one verdict line per level. Runs against different
     reference sets or metric versions are refused, one line and rc 2."""
-    import json
-
     from rich.table import Table
 
     from sciflow.runs.compare import compare_runs
@@ -158,8 +187,12 @@ def cmd_compare(args: argparse.Namespace) -> int:
     except SummaryError as exc:
         print_error(exc)
         return 2
-    if args.format == "json":
-        print(json.dumps(result, indent=2))
+    rows = compare_table_rows(result)
+    if args.out:
+        write_rows(args.out, result, rows)
+        err_console.print(f"comparison written to {q(args.out)}")
+    if args.format != "table":
+        emit(args.format, result, rows)
         return 0
     a, b = result["a"], result["b"]
     table = Table(title=q(f"{a} vs {b} ({result['n_common']} items in common)"))
@@ -181,6 +214,16 @@ def cmd_compare(args: argparse.Namespace) -> int:
         err_console.print(f"[yellow]not paired:[/yellow] {len(result['only_a'])} items only in {q(a)}, "
                           f"{len(result['only_b'])} only in {q(b)}")
     return 0
+
+
+def compare_table_rows(result: dict[str, Any]) -> list[dict[str, Any]]:
+    """The comparison as flat rows (scope, key, n, means, difference, interval, p, significant)."""
+    cells = [("all", result["levels"])]
+    cells += [(f"difficulty {d}", c) for d, c in result["by_difficulty"].items()]
+    cells += [(f"area {ar}", c) for ar, c in result["by_area"].items()]
+    return [{"scope": scope, "key": key, "n": st["n"], "mean_a": st["mean_a"], "mean_b": st["mean_b"],
+             "diff": st["diff"], "ci_lo": st["ci"][0], "ci_hi": st["ci"][1], "p": st["p"],
+             "significant": st["significant"]} for scope, cell in cells for key, st in cell.items()]
 
 
 def cmd_report(args: argparse.Namespace) -> int:
@@ -211,6 +254,12 @@ def cmd_parse(args: argparse.Namespace) -> int:
     if (args.strict or config.trust.strict) and (problem := _strict_problem(args, config)):
         print_error(problem)
         return 2
+    single = args.out.suffix.lower() == ".json"
+    if single and len(images) != 1:
+        print_error(f"-o {args.out} is one file: give one image (or -o a folder for {len(images)} images)")
+        return 2
+    if single:
+        return _parse_one(args, images[0], config)
     with _progress("parsing") as progress:
         task = progress.add_task("", total=len(images))
         outcomes = parse_to_dir(
@@ -227,6 +276,26 @@ def cmd_parse(args: argparse.Namespace) -> int:
     return 1 if failed else 0
 
 
+def _parse_one(args: argparse.Namespace, image: Path, config: Any) -> int:
+    """``parse x.png -o x.json``: that one file (parsed into a temporary folder, then moved)."""
+    import shutil
+    import tempfile
+
+    from sciflow.runs.parse_batch import parse_to_dir
+
+    with tempfile.TemporaryDirectory(prefix="sciflow-parse-") as tmp:
+        [o] = parse_to_dir([image], Path(tmp), config, jobs=1, debug_dir=args.debug_dir,
+                           cache_dir=None if args.no_cache else args.cache_dir, device=args.device)
+        if o.error:
+            err_console.print(f"[red]failed[/red] {q(o.path)}: {qmsg(o.error)}")
+            return 1
+        [written] = sorted(Path(tmp).glob("*.json"))
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        shutil.move(written, args.out)
+    console.print(f"parsed {q(image)} into {q(args.out)}{' (from cache)' if o.cached else ''}")
+    return 0
+
+
 def cmd_render(args: argparse.Namespace) -> int:
     from sciflow.format.graph import GraphFormatError, load_graph
     from sciflow.views.viz import render_graph
@@ -235,7 +304,7 @@ def cmd_render(args: argparse.Namespace) -> int:
         graph = load_graph(args.graph)
         other = load_graph(args.diff) if args.diff else None
         config = load_config(args.config)
-        out = render_graph(graph, args.output, diff=other, matching=config.matching)
+        out = render_graph(graph, args.output, diff=other, matching=config.matching, legend=not args.no_legend)
     except (GraphFormatError, ValueError) as exc:
         print_error(exc)
         return 2

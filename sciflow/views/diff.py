@@ -279,14 +279,16 @@ def render_graph(
     matching: MatchingConfig | None = None,
     rankdir: str | None = None,
     dpi: int = 144,
+    legend: bool = True,
 ) -> Path:
-    """Write ``graph`` as ``.svg`` or ``.png`` (by the suffix of ``out_path``), as
+    """Write ``graph`` as ``.svg``, ``.png`` or ``.pdf`` (by the suffix of ``out_path``), as
     :func:`sciflow.bench.drawing.render_graph` does.
 
     With ``diff`` (the reference graph) the diff rendering of :func:`diff_dot` is written
     instead: ``graph`` is the prediction; ``result`` is used when given, else the graphs are
     compared with :func:`sciflow.metrics.graph_level.graph_level` (``matching`` config;
-    default: the pinned one, which loads the embedding model). Returns the path written.
+    default: the pinned one, which loads the embedding model); ``legend=False`` leaves the colour
+    legend out of it. Returns the path written.
 
     >>> import tempfile
     >>> g = DiagramGraph.from_dict({"id": "t", "nodes": [{"id": "a", "label": "A"}], "edges": []})
@@ -297,7 +299,7 @@ def render_graph(
     out, _ = output_format(out_path)  # a bad suffix fails before any comparison runs
     if diff is not None:
         res = result if result is not None else compare(graph, diff, matching)
-        dot = diff_dot(graph, diff, res, rankdir=rankdir)
+        dot = diff_dot(graph, diff, res, rankdir=rankdir, legend=legend)
     else:
         dot = to_dot(graph, rankdir=rankdir)
     return write_dot(dot, out, dpi=dpi)
