@@ -264,3 +264,14 @@ def test_a_name_drawn_merged_into_another_box_is_never_taken_for_it():
     assert grounded["Add & Norm"].status == "grounded"  # a label with "&" is one component when named whole
     report = check_claims(g, text="Fusion feeds Add & Norm.", config=CFG)
     assert report.results[0].verdict == "not_enough_info"
+
+
+def test_a_numbered_sibling_is_never_taken_for_the_named_component():
+    g = DiagramGraph.from_dict({"id": "s", "nodes": [
+        {"id": "a", "label": "Stage 2 Blocks ×2"}, {"id": "b", "label": "Stage 4 Blocks x2"},
+        {"id": "c", "label": "h_i"}],
+        "edges": []})
+    grounded = ground_names(["Stage 4 Blocks ×2", "h_j", "Stage 3 Blocks ×2"], g, NONE)
+    assert (grounded["Stage 4 Blocks ×2"].status, grounded["Stage 4 Blocks ×2"].node) == ("grounded", "b")
+    assert grounded["h_j"].status == "unmatched"  # h_i is another index, not a misreading
+    assert grounded["Stage 3 Blocks ×2"].status == "unmatched"

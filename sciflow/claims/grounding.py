@@ -10,6 +10,10 @@ on the same node. Then each name is checked, never guessed:
   folds to the same text as the chosen node's (a repeated label), or its similarity is within
   ``claims.ambiguity_margin`` of the chosen one. A name that folds exactly to one node's label
   and to no other's is never ambiguous;
+- **sibling veto**: a node whose label differs from the name only in a number or a one-letter
+  index (``"Stage 2"`` for "Stage 4", ``"conv3"`` for "conv2", ``"h_i"`` for "h_j") is a different
+  member of a numbered series, never the named one: it is neither chosen nor a rival (the
+  name is unmatched when only such a node fits);
 - **merged**: the chosen node's label is not the name but joins it with other components
   (``"Encoder / Decoder"`` for "Encoder": parts split at ``/ | & + ;`` or " and ", one part
   folding to the name or within string similarity :data:`MERGE_PART_SIMILARITY` of it): the
@@ -42,6 +46,28 @@ from sciflow.models.embedding import LabelEmbedder, get_embedder
 DEFAULT_MARGIN = 0.05
 MERGE_SEPARATORS = re.compile(r"\s*(?:/|\||&|\+|;|\band\b)\s*", re.I)
 MERGE_PART_SIMILARITY = 0.9
+_DIGITS = re.compile(r"\d+")
+
+
+def siblings(name: str, label: str) -> bool:
+    """Whether ``label`` names another member of the series ``name`` belongs to: the same
+    words, differing only in numbers or one-letter indices (:data:`_DIGITS`).
+
+    >>> siblings("Stage 4", "Stage 2"), siblings("conv2 5x5", "conv3 5x5"), siblings("h_j", "h_i")
+    (True, True, True)
+    >>> siblings("Stage 4", "stage-4"), siblings("Encoder", "Decoder"), siblings("w(t-1)", "w(t+1)")
+    (False, False, False)
+    """
+    a, b = fold(name).split(), fold(label).split()
+    if len(a) != len(b) or a == b:
+        return False
+    for x, y in zip(a, b, strict=True):
+        if x == y:
+            continue
+        same_stem = _DIGITS.sub("", x) == _DIGITS.sub("", y) and _DIGITS.findall(x) != _DIGITS.findall(y)
+        if not (same_stem or (len(x) == 1 and len(y) == 1)):
+            return False
+    return True
 
 
 def merged_with(name: str, label: str) -> list[str]:
@@ -120,6 +146,9 @@ def _ground(names: Sequence[str], items: Sequence[Node], config: MatchingConfig,
         col = [(float(sim[i, j]), i) for i in range(len(items))]
         ranked = sorted(col, key=lambda x: (-x[0], items[x[1]].id))
         node_id = chosen.get(f"q{j}")
+        if node_id is not None and siblings(name, next(x.label for x in items if x.id == node_id)):
+            node_id = None  # another member of the series, not this one
+        ranked = [(s2, k) for s2, k in ranked if not siblings(name, items[k].label)] or ranked
         if node_id is None:
             best = ranked[0]
             out[name] = Grounding(name, "unmatched", candidates=((items[best[1]].id, items[best[1]].label,
