@@ -83,7 +83,20 @@ def to_text(report: ClaimReport) -> str:
 
 
 def format_report(report: ClaimReport, fmt: str = "text") -> str:
-    """``fmt``: ``text`` or ``json``."""
+    """``fmt``: ``text`` or ``json``.
+
+    >>> from sciflow.claims import check_graph, parse_claims
+    >>> from sciflow.config import load_config
+    >>> from sciflow.format.graph import DiagramGraph
+    >>> g = DiagramGraph.from_dict({"id": "toy", "nodes": [{"id": "a", "label": "A"}, {"id": "b", "label": "B"}],
+    ...     "edges": [{"source": "a", "target": "b"}]})
+    >>> rep = check_graph(g, parse_claims('{"type": "direct", "source": "B", "target": "A"}'),
+    ...                   config=load_config(overrides={"matching": {"embedder": "none"}}))
+    >>> print(format_report(rep).splitlines()[0])
+    toy: 1 claim: 0 supported, 1 refuted, 0 not enough information
+    >>> json.loads(format_report(rep, "json"))["results"][0]["verdict"]
+    'refuted'
+    """
     if fmt == "json":
         return json.dumps(report.to_dict(), indent=2, ensure_ascii=False)
     if fmt == "text":
