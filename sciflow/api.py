@@ -334,4 +334,6 @@ def _load_results(out_dir: str | Path) -> Results:
     summary = read_summary(d)
     manifest_path = d / "manifest.json"
     manifest = json.loads(manifest_path.read_text("utf-8")) if manifest_path.is_file() else {}
-    return Results(read_log(d / RESULTS_NAME), summary, manifest, d)
+    from sciflow.runs.samples import merge_samples
+
+    return Results(merge_samples(read_log(d / RESULTS_NAME)), summary, manifest, d)

@@ -23,7 +23,7 @@ def _check_score_inputs(args: argparse.Namespace) -> str | None:
         return str(exc)
     if not items:
         return f"no reference graph (*.json) in {args.refs}"
-    if all(i.prediction is None for i in items):
+    if all(i.prediction is None and not i.samples for i in items):
         if orphans:
             shown = ", ".join(orphans[:3]) + (", ..." if len(orphans) > 3 else "")
             ids = ", ".join(i.id for i in items[:3]) + (", ..." if len(items) > 3 else "")
@@ -85,6 +85,11 @@ def cmd_score(args: argparse.Namespace) -> int:
                           f"{', '.join(q(p) for p in s['unreferenced_predictions'])}")
     if result.n_reused:
         err_console.print(f"{result.n_reused} items reused from the previous run (unchanged inputs and config)")
+    if spread := s.get("samples"):
+        sd = spread["mean_sd"]
+        err_console.print(f"{spread['items']} items with several samples ({spread['per_item']:.1f} per item): scored "
+                          "per sample, averaged per item" + (f"; mean sd over items: graph {sd['graph']:.3f}"
+                                                              if sd.get("graph") is not None else ""), soft_wrap=True)
     if args.out:
         say.print(f"results written to {q(args.out)}/ (results.jsonl, summary.json, leaderboard.csv, "
                   "manifest.json)", soft_wrap=True)

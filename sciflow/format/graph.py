@@ -161,9 +161,8 @@ class DiagramGraph:
         """
         problems, notes = validate(data)
         for path, reason in notes:
-            msg = f"{source}: {path}: {reason}"
-            log.warning(msg)
-            warnings.warn(msg, GraphFormatWarning, stacklevel=2)
+            # one warning (the CLI routes warnings through logging, so it is printed once)
+            warnings.warn(f"{source}: {path}: {reason}", GraphFormatWarning, stacklevel=2)
         if problems:
             raise GraphFormatError(source, problems)
         return cls._build(data)

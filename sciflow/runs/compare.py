@@ -149,5 +149,7 @@ def compare_runs(a: str | Path, b: str | Path) -> dict[str, Any]:
     blocking = [d for d in run_differences([sa, sb]) if d.blocking]
     if blocking:
         raise CompareError("not comparable: " + " | ".join(d.describe() for d in blocking))
-    return compare_rows(read_log(Path(a) / "results.jsonl"), read_log(Path(b) / "results.jsonl"),
-                        str(sa["run"]), str(sb["run"]))
+    from sciflow.runs.samples import merge_samples  # one row per item, as the summaries have
+
+    return compare_rows(merge_samples(read_log(Path(a) / "results.jsonl")),
+                        merge_samples(read_log(Path(b) / "results.jsonl")), str(sa["run"]), str(sb["run"]))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -26,6 +27,14 @@ class Item:
     prediction: Path | None
     source_image: Path | None = None
     notes: list[str] = field(default_factory=list)
+    #: several samples of one prompt: ``(key, path)`` each (:mod:`sciflow.runs.samples`)
+    samples: list[tuple[str, Path]] = field(default_factory=list)
+    #: the item id this is a sample of (set by :func:`sciflow.runs.samples.expand_samples`)
+    sample_of: str | None = None
+
+
+#: ``<id>_s<k>``: sample ``k`` of item ``<id>``
+SAMPLE_NAME = re.compile(r"^(.+)_s(\d+)$")
 
 
 class ScoringError(RuntimeError):
@@ -46,6 +55,12 @@ def pair_items(pred_dir: Path, ref_dir: Path) -> tuple[list[Item], list[str]]:
     source figure, used by the perceptual-similarity term of the image level. A folder named like
     a prediction (``PRED_DIR/x.json/``) is not one: the item is missing, and its note (and the
     row's error) says that the path is a folder.
+
+    Layouts of the prediction folder: flat (``PRED_DIR/<id>.png``); several samples per prompt,
+    ``PRED_DIR/<id>/<k>.png`` (a folder named after the reference) or ``PRED_DIR/<id>_s<k>.png``
+    (when ``<id>_s<k>`` is no reference id itself), which become the item's ``samples`` (a flat
+    file beside them is left out, with a note). Any other folder is not scored: it is listed
+    among the orphans as ``<name>/`` (the run warns about it).
     """
     for d, what in ((pred_dir, "prediction"), (ref_dir, "reference")):
         if not d.is_dir():
@@ -63,12 +78,24 @@ def pair_items(pred_dir: Path, ref_dir: Path) -> tuple[list[Item], list[str]]:
             sources.setdefault(p.stem, p)
     preds: dict[str, list[Path]] = {}
     not_files: dict[str, list[Path]] = {}  # folders (or other non-files) named like a prediction
+    samples: dict[str, list[tuple[str, Path]]] = {}
+    nested: list[str] = []  # folders that are no reference id
+    kinds = GRAPH_SUFFIXES | IMAGE_SUFFIXES
     for p in sorted(pred_dir.iterdir()):
-        if p.suffix.lower() in GRAPH_SUFFIXES | IMAGE_SUFFIXES:
-            if p.is_file():
+        if p.suffix.lower() in kinds:
+            m = SAMPLE_NAME.match(p.stem)
+            if p.is_file() and p.stem not in refs and m and m.group(1) in refs:  # <id>_s<k>.png
+                samples.setdefault(m.group(1), []).append((m.group(2), p))
+            elif p.is_file():
                 preds.setdefault(p.stem, []).append(p)
             elif p.is_dir():
                 not_files.setdefault(p.stem, []).append(p)
+        elif p.is_dir():
+            files = sorted(f for f in p.iterdir() if f.is_file() and f.suffix.lower() in kinds)
+            if p.name in refs and files:  # <id>/<k>.png
+                samples.setdefault(p.name, []).extend((f.stem, f) for f in files)
+            elif files or any(f.is_dir() for f in p.iterdir()):
+                nested.append(f"{p.name}/")
     items = []
     for stem in sorted(refs):
         cands = sorted(preds.get(stem, []), key=lambda p: (p.suffix.lower() not in GRAPH_SUFFIXES, p.name))
@@ -78,13 +105,19 @@ def pair_items(pred_dir: Path, ref_dir: Path) -> tuple[list[Item], list[str]]:
             item.notes.append(f"several references for {stem!r}: {names}; using {refs[stem].name}")
         if not cands and stem in not_files:
             item.notes.append(f"{not_files[stem][0]} is a folder, not a prediction file")
+        if stem in samples:
+            item.samples = sorted(samples[stem], key=lambda kp: (len(kp[0]), kp[0], kp[1].suffix))
+            if cands:
+                item.notes.append(f"{stem!r} has {len(item.samples)} samples; {cands[0].name} beside them "
+                                  "is not scored")
+            item.prediction, cands = None, []
         if len(cands) > 1:
             item.notes.append(
                 f"several predictions for {stem!r}: {', '.join(p.name for p in cands)}; using {cands[0].name}"
                 " (a .json before an image, then by file name)"
             )
         items.append(item)
-    orphans = sorted(set(preds) - set(refs))
+    orphans = sorted(set(preds) - set(refs)) + nested
     return items, orphans
 
 

@@ -85,6 +85,7 @@ from sciflow.runs.files import (
 from sciflow.runs.items import Item, ScoringError, input_hashes, is_image, pair_items
 from sciflow.runs.manifest import build_manifest
 from sciflow.runs.results import RESULTS_NAME, ResultsLog, finalize, read_log, reusable_rows
+from sciflow.runs.samples import expand_samples, merge_samples, samples_summary
 from sciflow.runs.summary import summarize_rows, write_leaderboard
 from sciflow.runs.worker import WorkerSpec, zero_scores
 
@@ -112,7 +113,7 @@ def reference_fingerprint(ref_dir: Path, items: list[Item], inputs: dict[str, di
     bytes only, not on the folder they lie in nor on the predictions or source figures. A bundled
     benchmark's folder also gets ``"benchmark": "NAME@VERSION"``
     (:func:`sciflow.format.benchmarks.benchmark_name`)."""
-    pairs = sorted([i.id, inputs[i.id].get("reference_sha256", "")] for i in items)
+    pairs = sorted({(i.sample_of or i.id, inputs[i.id].get("reference_sha256", "")) for i in items})  # one per item
     out: dict[str, Any] = {"dir": str(ref_dir), "n": len(pairs), "sha256": json_sha256(pairs)}
     if (bench := benchmark_name(ref_dir)) is not None:
         out["benchmark"] = bench
@@ -214,10 +215,16 @@ def _run_locked(
         remove_stale_temps(out)
         remove_stale_temps(out / "parsed")
     for stem in orphans:
-        log.warning("prediction %r has no reference in %s; ignored", stem, ref_dir)
+        if stem.endswith("/"):
+            log.warning("%s/%s is a folder whose name is no reference id in %s: its files are not scored "
+                        "(layouts: <id>.png, or <id>/<k>.png and <id>_s<k>.png for several samples)",
+                        pred_dir, stem, ref_dir)
+        else:
+            log.warning("prediction %r has no reference in %s; ignored", stem, ref_dir)
     for item in items:
         for note in item.notes:
             log.warning(note)
+    items = expand_samples(items)  # several samples per prompt: each scored as an item, merged below
     results_path = out / RESULTS_NAME if out else None
     inputs = {i.id: _input_hashes(i) for i in items}
     references = reference_fingerprint(ref_dir, items, inputs)
@@ -272,9 +279,12 @@ def _run_locked(
             ex.close()
     ordered = [rows[i.id] for i in items]
     name = run_name or (out.name if out else pred_dir.name)
-    summary = summarize_rows(ordered, run=name, config_hash=config.hash, unreferenced=orphans,
+    merged = merge_samples(ordered)  # one row per item (results.jsonl keeps one per sample)
+    summary = summarize_rows(merged, run=name, config_hash=config.hash, unreferenced=orphans,
                              fallbacks=manifest["fallbacks"], metric_version=METRIC_VERSION, references=references,
                              min_reliability=min_reliability)
+    if (spread := samples_summary(merged)) is not None:
+        summary["samples"] = spread
     if out and manifest.get("min_reliability") != min_reliability:  # a reused manifest, another filter
         manifest = {**manifest, "min_reliability": min_reliability}
         write_atomic(out / "manifest.json", json_text(manifest))
@@ -283,7 +293,7 @@ def _run_locked(
         finalize(results_path, ordered)
         write_atomic(out / "summary.json", json_text(summary))
         write_leaderboard([summary], out / "leaderboard.csv")
-    return RunResult(out, ordered, summary, manifest, n_reused=len(kept))
+    return RunResult(out, merged, summary, manifest, n_reused=len(kept))
 
 
 def _input_hashes(item: Item) -> dict[str, str]:

@@ -405,14 +405,16 @@ def read_summary(results_dir: str | Path, min_reliability: float | None = None) 
     results = d / "results.jsonl"
     if not results.is_file():
         raise SummaryError(f"{d}: no results.jsonl (is this a sciflow results folder?)")
-    rows = read_log(results)
+    from sciflow.runs.samples import merge_samples, samples_summary
+
+    rows = merge_samples(read_log(results))  # one row per item when the run had several samples per prompt
     manifest: dict[str, Any] = {}
     if (d / "manifest.json").is_file():
         manifest = json.loads((d / "manifest.json").read_text("utf-8"))
     old: dict[str, Any] = {}
     if (d / "summary.json").is_file():
         old = json.loads((d / "summary.json").read_text("utf-8"))
-    return summarize_rows(
+    summary = summarize_rows(
         rows,
         run=old.get("run", d.name),
         config_hash=manifest.get("config_hash", old.get("config_hash", "")),
@@ -422,3 +424,6 @@ def read_summary(results_dir: str | Path, min_reliability: float | None = None) 
         references=manifest.get("references", old.get("references")),
         min_reliability=min_reliability,
     )
+    if (spread := samples_summary(rows)) is not None:
+        summary["samples"] = spread
+    return summary

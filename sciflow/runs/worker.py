@@ -152,7 +152,15 @@ def zero_scores(with_image: bool) -> dict[str, float]:
 
 
 def base_row(item: Item) -> dict[str, Any]:
-    """The row of ``item`` before anything is known about it (status ``ok``, nothing scored)."""
+    """The row of ``item`` before anything is known about it (status ``ok``, nothing scored); a
+    sample of an item (:mod:`sciflow.runs.samples`) also records ``sample_of``."""
+    row = _base_row(item)
+    if item.sample_of is not None:
+        row["sample_of"] = item.sample_of
+    return row
+
+
+def _base_row(item: Item) -> dict[str, Any]:
     return {
         "id": item.id,
         "status": "ok",

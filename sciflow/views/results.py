@@ -14,10 +14,13 @@ __all__ = ["item_graphs", "load_results", "resolve_path"]
 
 
 def load_results(results_dir: str | Path) -> list[dict[str, Any]]:
-    """The rows of a results folder's ``results.jsonl``."""
+    """The rows of a results folder's ``results.jsonl``, one per item (the samples of an item
+    merged, :func:`sciflow.runs.samples.merge_samples`)."""
+    from sciflow.runs.samples import merge_samples
+
     path = Path(results_dir) / "results.jsonl"
     with path.open(encoding="utf-8") as f:
-        return [json.loads(line) for line in f if line.strip()]
+        return merge_samples([json.loads(line) for line in f if line.strip()])
 
 
 def resolve_path(results_dir: str | Path, path: str | Path | None) -> Path | None:
