@@ -55,3 +55,32 @@ def test_notebook_reads_a_given_results_folder_with_an_image(monkeypatch, tmp_pa
     pngs = [o for o in outs if "image/png" in o.get("data", {})]
     assert len(pngs) == 2  # the generated image and the parse overlay
     assert json.dumps(outs).count("image/svg+xml") >= 3
+
+
+def test_notebook_on_an_image_run_without_source_figures(monkeypatch, tmp_path):
+    """An image run whose references have no source figure: the perceptual term is None (the
+    notebook used to crash on round(None))."""
+    from sciflow.config import load_config
+    from sciflow.runs.scoring import run_scoring
+
+    root = NOTEBOOK.parents[1] / "examples"
+    out = tmp_path / "graphviz-render"
+    run_scoring(root / "predictions" / "graphviz-render", root / "references", out,
+                load_config(overrides={"matching": {"embedder": "none"}}))
+    rows = [json.loads(x) for x in (out / "results.jsonl").read_text().splitlines()]
+    assert any(r["scores"].get("perceptual_similarity", 0) is None for r in rows)
+    nb = _execute_item(out, rows[0]["id"], monkeypatch)
+    outs = outputs(nb)
+    assert not [o for o in outs if o.get("output_type") == "error"]
+    assert "'perceptual_similarity': None" in "\n".join(o.get("text", "") for o in outs)
+    assert len([o for o in outs if "image/png" in o.get("data", {})]) == 2  # the image and the parse overlay
+
+
+def _execute_item(results: Path, item: str, monkeypatch) -> dict:
+    monkeypatch.setenv("SCIFLOW_RESULTS", str(results))
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("SCIFLOW_ITEM", item)
+    nb = nbformat.read(NOTEBOOK, as_version=4)
+    nbclient.NotebookClient(nb, kernel_name="python3", timeout=300,
+                            resources={"metadata": {"path": str(NOTEBOOK.parent)}}).execute()
+    return nb
