@@ -116,7 +116,8 @@ def build_parser() -> argparse.ArgumentParser:
     c.set_defaults(func=cmd_convert)
 
     v = sub.add_parser("validate", help="validate graph files (and reference-set rules) against the canonical format")
-    v.add_argument("files", type=Path, nargs="+", help="graph files or folders of them (*.json)")
+    v.add_argument("files", type=refs_arg, nargs="+",
+                   help="graph files or folders of them (*.json), or a benchmark (sciflow-bench-60@1)")
     v.add_argument("--references", action="store_true",
                    help="apply the reference-set checks to every file (default: to files whose meta.origin "
                         "names the sciflow reference set)")
