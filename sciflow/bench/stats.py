@@ -57,18 +57,29 @@ def plot_stats(stats: dict[str, Any], out_path: str | Path) -> Path:
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib.ticker import MaxNLocator
 
-    fig, ax = plt.subplots(1, 4, figsize=(16, 3.6))
+    fig, ax = plt.subplots(1, 4, figsize=(16, 3.8))
     areas = stats["areas"]
     ax[0].barh(list(areas), list(areas.values()), color="#4c72b0")
     ax[0].set_title("items per area")
+    ax[0].set_xlabel("items")
     tiers = stats["difficulty"]
-    ax[1].bar(list(tiers), list(tiers.values()), color=["#55a868", "#dd8452", "#c44e52"])
+    ax[1].bar(list(tiers), list(tiers.values()), color=["#55a868", "#dd8452", "#c44e52"][:len(tiers)])
     ax[1].set_title("difficulty tiers")
-    for a, key, title in ((ax[2], "node_counts", "nodes per item"), (ax[3], "edge_counts", "edges per item")):
+    ax[1].set_xlabel("tier")
+    ax[1].set_ylabel("items")
+    for a, key, title, unit in ((ax[2], "node_counts", "nodes per item", "nodes"),
+                                (ax[3], "edge_counts", "edges per item", "edges")):
         vals = stats[key]
-        a.hist(vals, bins=range(0, (max(vals) if vals else 1) + 3, 2), color="#8172b3")
+        a.hist(vals, bins=range(0, (max(vals) if vals else 1) + 3, 2), color="#8172b3", edgecolor="white")
         a.set_title(title)
+        a.set_xlabel(f"{unit} (bins of 2)")
+        a.set_ylabel("items")
+    for a in ax:  # counts are whole numbers
+        a.xaxis.set_major_locator(MaxNLocator(integer=True))
+        a.yaxis.set_major_locator(MaxNLocator(integer=True))
+        a.spines[["top", "right"]].set_visible(False)
     fig.tight_layout()
     out = Path(out_path)
     fig.savefig(out, dpi=120)

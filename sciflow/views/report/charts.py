@@ -49,10 +49,12 @@ def plots(runs: Sequence[Run]) -> str:
                 ax.annotate(f"n={n}", (b.get_x() + b.get_width() / 2, b.get_height()), ha="center", va="bottom",
                             fontsize=7, xytext=(0, 2), textcoords="offset points")
         ax.set_xticks(range(len(diffs)), diffs)
-        ax.set_ylim(0, 1.1)
+        ax.set_ylim(0, 1.05)
         ax.set_ylabel(f"{metric} score")
+        ax.set_xlabel("difficulty tier")
         ax.set_title(f"{metric} score by difficulty")
-        ax.legend(fontsize=8, loc="upper right", frameon=False)
+        # beside the axes, never over the bars
+        ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
         ax.spines[["top", "right"]].set_visible(False)
         out.append(save(fig, f"{metric} score by difficulty per run", f"Mean {metric} score by difficulty; "
                         "n = items behind each bar."))
@@ -80,7 +82,7 @@ def plots(runs: Sequence[Run]) -> str:
         ax.set_xlabel("graph-level score")
         ax.set_ylabel("image-level score")
         ax.set_title("image-level vs graph-level, per item")
-        ax.legend(fontsize=8, frameon=False)
+        ax.legend(fontsize=8, frameon=False, loc="upper left", bbox_to_anchor=(1.01, 1.0))
         ax.spines[["top", "right"]].set_visible(False)
         out.append(save(fig, "image-level against graph-level score per item",
                         "Each point is one item of one run; the dashed line is equality."))
