@@ -104,7 +104,11 @@ def fold_latin_diacritics(text: str) -> str:
 def clean_text(text: str) -> str:
     """Strip arrow glyphs from both ends and collapse whitespace; '' if nothing remains.
     A text that is a single arrowhead-like character (``V v ^ A Y T I l | 1 7 L J``) is
-    dropped too."""
+    dropped too.
+
+    >>> clean_text("-> Decoder"), clean_text("-weights-"), clean_text("-log p")
+    ('Decoder', 'weights', '-log p')
+    """
     t = " ".join(text.split())
     if _ONLY_ARROWS.match(t) or t in _GLYPH_LETTERS:
         return ""
@@ -112,6 +116,10 @@ def clean_text(text: str) -> str:
     while prev != t:
         prev = t
         t = _EDGE_ARROWS.sub("", t).strip()
+        # a line running through a label on both sides is read as hyphens at both ends
+        # (``-weights-``); one hyphen alone may be the label's own (``-log p``)
+        if len(t) > 2 and t[0] == "-" and t[-1] == "-":
+            t = t.strip("-").strip()
     return t
 
 

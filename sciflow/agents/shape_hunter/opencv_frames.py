@@ -13,10 +13,46 @@ from sciflow.agents.shape_hunter.boxes import _box_area, _inside_frac, _iou
 from sciflow.agents.shape_hunter.ink import ink_mask
 
 
+def rounded_rect(box: BBox, r: float, steps: int = 4) -> tuple[tuple[float, float], ...]:
+    """The outline of ``box`` with corners rounded to radius ``r``, clockwise from the top
+    left, ``steps`` segments per corner (the plain rectangle for ``r < 1``).
+
+    >>> rounded_rect((0, 0, 10, 10), 0)
+    ((0, 0), (10, 0), (10, 10), (0, 10))
+    >>> len(rounded_rect((0, 0, 10, 10), 2))
+    20
+    """
+    x0, y0, x1, y1 = box
+    if r < 1:
+        return ((x0, y0), (x1, y0), (x1, y1), (x0, y1))
+    pts: list[tuple[float, float]] = []
+    corners = ((x0 + r, y0 + r, 180), (x1 - r, y0 + r, 270), (x1 - r, y1 - r, 0), (x0 + r, y1 - r, 90))
+    for cx, cy, a0 in corners:
+        for k in range(steps + 1):
+            a = np.radians(a0 + 90.0 * k / steps)
+            pts.append((round(float(cx + r * np.cos(a)), 2), round(float(cy + r * np.sin(a)), 2)))
+    return tuple(pts)
+
+
+def _without_glyphs(ink: np.ndarray, text_lines: list[TextBox]) -> np.ndarray:
+    """``ink`` minus every 8-connected piece lying wholly inside an OCR line box (+2 px): the
+    glyphs, never a frame side that merely passes close to a title."""
+    n, lab, st, _ = cv2.connectedComponentsWithStats(ink, connectivity=8)
+    x0, y0 = st[:, 0], st[:, 1]
+    x1, y1 = x0 + st[:, 2], y0 + st[:, 3]
+    glyph = np.zeros(n, bool)
+    for t in text_lines:
+        bx0, by0, bx1, by1 = t.bbox
+        glyph |= (x0 >= bx0 - 2) & (y0 >= by0 - 2) & (x1 <= bx1 + 2) & (y1 <= by1 + 2)
+    glyph[0] = False
+    return np.where(glyph[lab], 0, ink).astype(np.uint8)
+
+
 class FrameSteps:
     """Mixin of :class:`~sciflow.agents.shape_hunter.opencv.OpenCVShapes` (its parameters)."""
 
     frame_len: float
+    frame_dash_gap: float
 
     def _add_blobs(
         self, shapes: list[Shape], image: np.ndarray, bg: np.ndarray, text_lines: list[TextBox]
@@ -63,8 +99,18 @@ class FrameSteps:
         th = float(np.median([t.height for t in text_lines])) if text_lines else 16.0
         L = int(max(40, self.frame_len * th))
         ink = ink_mask(image, bg, 40)
-        hor = cv2.morphologyEx(ink, cv2.MORPH_OPEN, np.ones((1, L), np.uint8))
-        ver = cv2.morphologyEx(ink, cv2.MORPH_OPEN, np.ones((L, 1), np.uint8))
+        ink = _without_glyphs(ink, text_lines)  # glyphs in a row are no frame side
+        # a dashed or dotted frame side is a straight run once the gaps between its dashes
+        # (under a text height) are closed along the run's own direction; the solid straight
+        # runs take no part in the closing, so solid lines side by side stay apart
+        g = max(3, int(round(self.frame_dash_gap * th)) | 1)
+        solid_h = cv2.morphologyEx(ink, cv2.MORPH_OPEN, np.ones((1, L), np.uint8))
+        solid_v = cv2.morphologyEx(ink, cv2.MORPH_OPEN, np.ones((L, 1), np.uint8))
+        rest = np.where((solid_h | solid_v) > 0, 0, ink).astype(np.uint8)
+        closed_h = solid_h | cv2.morphologyEx(rest, cv2.MORPH_CLOSE, np.ones((1, g), np.uint8))
+        closed_v = solid_v | cv2.morphologyEx(rest, cv2.MORPH_CLOSE, np.ones((g, 1), np.uint8))
+        hor = cv2.morphologyEx(closed_h, cv2.MORPH_OPEN, np.ones((1, L), np.uint8))
+        ver = cv2.morphologyEx(closed_v, cv2.MORPH_OPEN, np.ones((L, 1), np.uint8))
 
         def segs(m: np.ndarray, horizontal: bool) -> list[tuple[float, float, float]]:
             n, _, st, _ = cv2.connectedComponentsWithStats(m, connectivity=8)
@@ -80,7 +126,9 @@ class FrameSteps:
         H = segs(hor, True)
         V = segs(ver, False)
         tol = max(6.0, 0.8 * th)
-        frames: list[BBox] = []
+        # a rounded corner starts the top and bottom runs up to its radius inside the sides
+        corner = th
+        frames: list[tuple[float, float, float, float, int]] = []
         for yt, tx0, tx1 in H:
             for yb, bx0, bx1 in H:
                 if yb <= yt + L / 2 or abs(tx0 - bx0) > tol or abs(tx1 - bx1) > tol:
@@ -89,7 +137,7 @@ class FrameSteps:
                 left = [
                     v
                     for v in V
-                    if abs(v[0] - x0) <= tol
+                    if x0 - tol - corner <= v[0] <= x0 + tol
                     and v[1] >= yt - 3
                     and v[2] <= yb + 3
                     and v[2] - v[1] >= 0.6 * (yb - yt) - 2 * tol
@@ -97,7 +145,7 @@ class FrameSteps:
                 right = [
                     v
                     for v in V
-                    if abs(v[0] - x1) <= tol
+                    if x1 - tol <= v[0] <= x1 + tol + corner
                     and v[1] >= yt - 3
                     and v[2] <= yb + 3
                     and v[2] - v[1] >= 0.6 * (yb - yt) - 2 * tol
@@ -105,10 +153,14 @@ class FrameSteps:
                 if left and right:
                     lx = min(v[0] for v in left)
                     rx = max(v[0] for v in right)
-                    frames.append((lx - 1, yt - 1, rx + 2, yb + 2))
+                    # the corner radius: how far inside the sides the straight top and bottom start
+                    r = max(0.0, min(x0 - lx, rx - x1, 0.5 * (yb - yt)))
+                    frames.append((lx - 1, yt - 1, rx + 2, yb + 2, round(r)))
         out = list(shapes)
         m = max(6.0, 0.4 * th)
-        for fb in sorted(set(frames)):
+        radius = {f[:4]: f[4] for f in sorted(frames)}
+        frames_b: list[BBox] = [f[:4] for f in frames]
+        for fb in sorted(set(frames_b)):
             if any(
                 _iou(fb, s.bbox) > 0.8
                 or (
@@ -121,15 +173,16 @@ class FrameSteps:
                 for s in out
             ):
                 continue  # the outline of a shape already found (thick borders)
-            if any(_iou(fb, f) > 0.8 for f in frames if f < fb):
+            if any(_iou(fb, f) > 0.8 for f in frames_b if f < fb):
                 continue
             x0, y0, x1, y1 = (int(round(v)) for v in fb)
             inner = image[y0 + 4 : y1 - 4, x0 + 4 : x1 - 4]
             if inner.size == 0:
                 continue
             fill = tuple(int(v) for v in np.median(inner.reshape(-1, 3), axis=0))
-            poly = ((fb[0], fb[1]), (fb[2], fb[1]), (fb[2], fb[3]), (fb[0], fb[3]))
-            out.append(Shape(len(out), "rect", fb, poly, fill, 0.8, _box_area(fb), None, 1.0))  # type: ignore[arg-type]
+            poly = rounded_rect(fb, radius[fb])
+            kind = "rect" if radius[fb] < 3 else "rounded"
+            out.append(Shape(len(out), kind, fb, poly, fill, 0.8, _box_area(fb), None, 1.0))  # type: ignore[arg-type]
         out.sort(key=lambda sh: (sh.bbox[1], sh.bbox[0], sh.bbox[3], sh.bbox[2]))
         out = [
             Shape(i, sh.kind, sh.bbox, sh.polygon, sh.fill, sh.confidence, sh.area, None, sh.stroke)

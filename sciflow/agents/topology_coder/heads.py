@@ -41,6 +41,14 @@ def arrowhead(
 ) -> None:
     """The geometric arrowhead test at ``ct`` on the pieces ``members`` (module docstring);
     sets ``ct.head``, ``ct.margin``, ``ct.spread`` and ``ct.out_dir``."""
+    # stroke width of the whole connector: length-weighted median over its pieces
+    ws = sorted((comps[m].width, max(comps[m].length, 1.0)) for m in members)
+    half, acc, w = sum(x[1] for x in ws) / 2.0, 0.0, ws[0][0]
+    for wv, ln in ws:
+        acc += ln
+        if acc >= half:
+            w = wv
+            break
     R = head_radius(head, th, limit)
     xs_l, ys_l = [], []
     for m in members:
@@ -59,14 +67,6 @@ def arrowhead(
         return
     xs = np.concatenate(xs_l).astype(float)
     ys = np.concatenate(ys_l).astype(float)
-    # stroke width of the whole connector: length-weighted median over its pieces
-    ws = sorted((comps[m].width, max(comps[m].length, 1.0)) for m in members)
-    half, acc, w = sum(x[1] for x in ws) / 2.0, 0.0, ws[0][0]
-    for wv, ln in ws:
-        acc += ln
-        if acc >= half:
-            w = wv
-            break
     dx, dy = xs - ct.x, ys - ct.y
     dd = np.hypot(dx, dy)
     far = (dd > R) & (dd <= 3 * R)
@@ -163,8 +163,10 @@ def hidden_head(
     the stroke-side test sees no head. Look again at all ink within the head window that
     is not deep inside the node (the outline band counts): a morphological opening with
     a square of ``w + 2`` px removes thin lines (the stroke, the outline) and keeps a
-    solid head; at least ``2 (w + 2)^2`` px surviving is a head. Nodes with a dark fill
-    are skipped (their whole band would survive)."""
+    solid head. A thick outline survives the opening too, so the same measure taken at the
+    two points of the outline ``2 R`` away on either side (where no head is) is subtracted;
+    at least ``2 (w + 2)^2`` px more than that is a head. Nodes with a dark fill are skipped
+    (their whole band would survive)."""
     n = targets[ct.target]
     if n.kind in ("text", "container", "operator") or len(n.polygon) < 3:
         return
@@ -175,27 +177,75 @@ def hidden_head(
             return
     w = float(np.median([comps[m].width for m in members]))
     R = head_radius(head, th, limit)
+    k = int(round(w)) + 2
+    area = _solid_area(raw, n.polygon, ct.x, ct.y, R, w, k)
+    # a thick outline survives the opening too: what the same window holds at two points of
+    # the outline 2R away on either side (no head there) is subtracted
+    sides = _outline_neighbours(n.polygon, ct.x, ct.y, 2 * R)
+    base = min((_solid_area(raw, n.polygon, cx, cy, R, w, k) for cx, cy in sides), default=0)
+    if area - base >= 2 * k * k:
+        ct.head = True
+        ct.margin = float(min(1.0, (area - base) / (2.0 * k * k) - 1.0))
+        ct.spread = max(ct.spread, float(k))
+        log.debug("contact %s at (%.0f,%.0f): hidden head, solid area %d (outline %d)",
+                  ct.target, ct.x, ct.y, area, base)
+
+
+def _solid_area(
+    raw: np.ndarray, polygon: tuple[tuple[float, float], ...], x: float, y: float, R: float, w: float, k: int
+) -> int:
+    """Pixels of the ink ``raw`` within ``R`` of ``(x, y)``, not deep inside ``polygon``
+    (eroded by ``w + 2``), that survive an opening with a ``k`` x ``k`` square."""
     h, wd = raw.shape
-    x0, y0 = max(0, int(ct.x - R) - 1), max(0, int(ct.y - R) - 1)
-    x1, y1 = min(wd, int(ct.x + R) + 2), min(h, int(ct.y + R) + 2)
+    x0, y0 = max(0, int(x - R) - 1), max(0, int(y - R) - 1)
+    x1, y1 = min(wd, int(x + R) + 2), min(h, int(y + R) + 2)
     if x1 - x0 < 3 or y1 - y0 < 3:
-        return
+        return 0
     win = raw[y0:y1, x0:x1].copy()
     inner = np.zeros_like(win)
-    pts = np.round(np.array(n.polygon) - np.array([x0, y0])).astype(np.int32)
+    pts = np.round(np.array(polygon) - np.array([x0, y0])).astype(np.int32)
     cv2.fillPoly(inner, [pts], 1)
     e = 2 + int(round(w))
     inner = cv2.erode(inner, np.ones((2 * e + 1, 2 * e + 1), np.uint8))
     yy, xx = np.mgrid[y0:y1, x0:x1]
-    win[(inner > 0) | (np.hypot(xx - ct.x, yy - ct.y) > R)] = 0
-    k = int(round(w)) + 2
+    win[(inner > 0) | (np.hypot(xx - x, yy - y) > R)] = 0
     opened = cv2.morphologyEx(win, cv2.MORPH_OPEN, np.ones((k, k), np.uint8))
-    area = int(opened.sum())
-    if area >= 2 * k * k:
-        ct.head = True
-        ct.margin = float(min(1.0, area / (2.0 * k * k) - 1.0))
-        ct.spread = max(ct.spread, float(k))
-        log.debug("contact %s at (%.0f,%.0f): hidden head, solid area %d", ct.target, ct.x, ct.y, area)
+    return int(opened.sum())
+
+
+def _outline_neighbours(polygon: tuple[tuple[float, float], ...], x: float, y: float,
+                        arc: float) -> list[tuple[float, float]]:
+    """The two points of the closed ``polygon`` at outline distance ``arc`` on either side of
+    its point nearest ``(x, y)`` (none when the outline is shorter than ``4 arc``).
+
+    >>> _outline_neighbours(((0, 0), (100, 0), (100, 100), (0, 100)), 50, -3, 20)
+    [(30.0, 0.0), (70.0, 0.0)]
+    """
+    pts = np.asarray(polygon, float)
+    seg = np.roll(pts, -1, axis=0) - pts
+    lens = np.hypot(seg[:, 0], seg[:, 1])
+    total = float(lens.sum())
+    if total < 4 * arc or total == 0:
+        return []
+    # the nearest point, as an outline position
+    best, best_d = 0.0, math.inf
+    acc = 0.0
+    for p0, sv, ln in zip(pts, seg, lens, strict=True):
+        if ln > 0:
+            t = float(np.clip(((x - p0[0]) * sv[0] + (y - p0[1]) * sv[1]) / (ln * ln), 0.0, 1.0))
+            d = math.hypot(p0[0] + t * sv[0] - x, p0[1] + t * sv[1] - y)
+            if d < best_d:
+                best, best_d = acc + t * ln, d
+        acc += ln
+    cum = np.concatenate([[0.0], np.cumsum(lens)])
+
+    def at(pos: float) -> tuple[float, float]:
+        pos %= total
+        i = min(int(np.searchsorted(cum, pos, side="right")) - 1, len(pts) - 1)
+        t = (pos - cum[i]) / lens[i] if lens[i] else 0.0
+        return (round(float(pts[i][0] + t * seg[i][0]), 6), round(float(pts[i][1] + t * seg[i][1]), 6))
+
+    return [at(best - arc), at(best + arc)]
 
 
 def detected_head(

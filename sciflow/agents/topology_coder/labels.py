@@ -1,7 +1,9 @@
 """Step 6b: edge labels.
 
 Free text labels that are not edge ends and lie within ``label_dist * th`` of exactly one
-connector with exactly one edge become that edge's label.
+connector with exactly one edge become that edge's label. Hyphens and dashes at either end of
+such a label are the line itself running into the text, read as glyphs (``-weights``), and
+are stripped.
 """
 
 from __future__ import annotations
@@ -38,4 +40,5 @@ def edge_labels(
         owners = [i for i, e in enumerate(edges) if e.stroke_id in sids]
         if len(sids) == 1 and len(owners) == 1:
             e = edges[owners[0]]
-            edges[owners[0]] = EdgeEvidence(e.source, e.target, e.confidence, e.style, n.label, e.stroke_id)
+            text = n.label.strip(" -\u2013\u2014_") or n.label
+            edges[owners[0]] = EdgeEvidence(e.source, e.target, e.confidence, e.style, text, e.stroke_id)

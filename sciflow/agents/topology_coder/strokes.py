@@ -54,7 +54,8 @@ class StrokeTopology:
         self.layout_veto_margin = float(p.get("layout_veto_margin", 0.0))
 
     def fingerprint(self) -> dict[str, Any]:
-        return {"backend": "strokes"}
+        # 2: dashed/rounded frames, inline label boxes, outline-corrected hidden heads (issue 17)
+        return {"backend": "strokes", "version": 2}
 
     def trace(self, d: Diagram) -> None:
         """Fill ``d.strokes`` and ``d.edges``."""
@@ -81,7 +82,7 @@ class StrokeTopology:
         dashed_groups = bridge_dashes(comps, gap, find, parent, labels, bridges)
         band_w = 2 * self.node_pad + 3
         contacts = bridge_containers(contacts, targets, band_w, r_contact, find, parent, bridges)
-        contacts = bridge_text(contacts, comps, targets, th, self.head, find, parent, bridges)
+        contacts = bridge_text(contacts, comps, targets, th, self.head, find, parent, bridges, d.text_lines)
         contacts = retarget_container_ends(contacts, targets, th)
         groups: dict[int, list[int]] = {}
         for i in sorted(comps):
@@ -128,6 +129,7 @@ class StrokeTopology:
         edge_labels(edges, labels, groups, gid_of_stroke, self.label_dist, th, targets)
         d.strokes = strokes
         d.edges = edges
+        d.nodes = list(targets)  # inline label boxes bridged in step 3c are free text now
 
     def _read_heads(
         self,

@@ -1,18 +1,59 @@
-"""Step 3c: strokes passing under a free text.
+"""Step 3c: strokes passing under a free text or through an inline label box.
 
 A connector drawn through a free text box is cut by the text mask: two contacts on the same
 text candidate whose strokes leave in opposite directions (within 30 degrees) along the line
 joining them are one stroke passing under the text (joined, contacts dropped).
+
+An edge label often sits in its own small filled box that interrupts the line (Mermaid,
+draw.io, many paper figures). Such an *inline label box* is a drawn shape that holds exactly
+one text line and fits it tightly: at most ``1.8`` line heights tall and at most ``2 th``
+wider than the line (a node's box has a padding of about a text height on every side). The
+same pass-through test applies to it, and in addition neither of the two contacts may carry
+an arrowhead (a connector that ends with a head on a small box feeds that box). A label box
+whose every contact was bridged is no longer a node: it becomes free text, and step 6 makes
+it the label of the connector running through it.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import logging
 import math
 from collections.abc import Callable
 
-from sciflow.agents.diagram import GroundedNode
+from sciflow.agents.diagram import GroundedNode, TextBox
 from sciflow.agents.topology_coder.attach import Contact, direction
 from sciflow.agents.topology_coder.components import Comp
+from sciflow.agents.topology_coder.heads import arrowhead
+
+log = logging.getLogger(__name__)
+
+#: inline label boxes: at most this many line heights tall ...
+LABEL_BOX_HEIGHT = 1.8
+#: ... and at most this many text heights wider than their one text line
+LABEL_BOX_SLACK = 2.0
+
+
+def is_label_box(n: GroundedNode, lines: dict[int, TextBox], th: float) -> bool:
+    """True for a drawn box that holds exactly one text line and fits it tightly (module
+    docstring): an edge label's background box, not a node.
+
+    >>> from sciflow.agents.diagram import TextBox
+    >>> line = TextBox(0, "weights", (10, 10, 60, 30), 0.9)
+    >>> box = GroundedNode("s1", "weights", (6, 6, 64, 34), "rect", 0.9, (), text_ids=(0,))
+    >>> is_label_box(box, {0: line}, 20.0)
+    True
+    >>> node = GroundedNode("s2", "weights", (0, -10, 70, 50), "rect", 0.9, (), text_ids=(0,))
+    >>> is_label_box(node, {0: line}, 20.0)
+    False
+    """
+    if n.kind in ("text", "container", "operator", "icon", "image") or n.candidate or len(n.text_ids) != 1:
+        return False
+    t = lines.get(n.text_ids[0])
+    if t is None:
+        return False
+    bh, bw = n.bbox[3] - n.bbox[1], n.bbox[2] - n.bbox[0]
+    return bh <= LABEL_BOX_HEIGHT * t.height and bw <= (t.bbox[2] - t.bbox[0]) + LABEL_BOX_SLACK * th
 
 
 def bridge_text(
@@ -24,15 +65,20 @@ def bridge_text(
     find: Callable[[int], int],
     parent: dict[int, int],
     bridges: list[tuple[float, float, float, float]],
+    text_lines: tuple[TextBox, ...] | list[TextBox] = (),
 ) -> list[Contact]:
-    """Join the pieces of strokes passing under a free text and drop their contacts there
-    (the stroke direction at every text contact is set on the way, see
-    :func:`~sciflow.agents.topology_coder.attach.direction`)."""
+    """Join the pieces of strokes passing under a free text or through an inline label box
+    and drop their contacts there (the stroke direction at every such contact is set on the
+    way, see :func:`~sciflow.agents.topology_coder.attach.direction`). Label boxes whose every
+    contact was bridged are turned into free text in ``targets`` (their index is kept)."""
+    lines = {t.id: t for t in text_lines}
+    boxes = {k for k, n in enumerate(targets) if is_label_box(n, lines, th)}
+    passable = {k for k, n in enumerate(targets) if n.kind == "text"} | boxes
     for ct in contacts:
-        if targets[ct.target].kind == "text":
+        if ct.target in passable:
             direction(ct, comps, th, head)
     drop: set[int] = set()
-    idx = [i for i, ct in enumerate(contacts) if targets[ct.target].kind == "text"]
+    idx = [i for i, ct in enumerate(contacts) if ct.target in passable]
     cos30 = math.cos(math.radians(30))
     for ai, a in enumerate(idx):
         for b in idx[ai + 1 :]:
@@ -42,11 +88,64 @@ def bridge_text(
             vx, vy = cb.x - ca.x, cb.y - ca.y
             nv = math.hypot(vx, vy) or 1.0
             vx, vy = vx / nv, vy / nv
-            if (
+            log.debug("pass-through? target %s (%.0f,%.0f) dir %s / (%.0f,%.0f) dir %s", ca.target, ca.x, ca.y,
+                      ca.out_dir, cb.x, cb.y, cb.out_dir)
+            straight = (
                 -(ca.out_dir[0] * vx + ca.out_dir[1] * vy) >= cos30
                 and (cb.out_dir[0] * vx + cb.out_dir[1] * vy) >= cos30
+            )
+            if (straight and ca.target not in boxes) or (
+                (straight or _across(ca, cb, targets[ca.target].bbox)) and not _headed(ca, cb, comps, th, head)
             ):
                 parent[find(ca.comp)] = find(cb.comp)
                 drop.update((a, b))
                 bridges.append((ca.x, ca.y, cb.x, cb.y))
-    return [ct for i, ct in enumerate(contacts) if i not in drop]
+    kept = [ct for i, ct in enumerate(contacts) if i not in drop]
+    bridged = {contacts[i].target for i in drop} & boxes
+    for k in bridged - {ct.target for ct in kept}:
+        targets[k] = dataclasses.replace(targets[k], kind="text", candidate=True)
+    return kept
+
+
+def _across(a: Contact, b: Contact, box: tuple[float, float, float, float]) -> bool:
+    """Two contacts on opposite sides of ``box`` whose strokes both leave away from it (within
+    90 degrees of the outward direction): a line that bends right before or after its label
+    (a rounded elbow) still runs through it.
+
+    >>> a = Contact(0, 0, 10.0, 20.0, out_dir=(-0.6, -0.8))
+    >>> b = Contact(1, 0, 50.0, 20.0, out_dir=(1.0, 0.0))
+    >>> _across(a, b, (10, 10, 50, 30))
+    True
+    >>> _across(a, Contact(1, 0, 30.0, 30.0, out_dir=(0.0, 1.0)), (10, 10, 50, 30))
+    False
+    >>> _across(a, Contact(1, 0, 50.0, 20.0, out_dir=(-1.0, 0.0)), (10, 10, 50, 30))
+    False
+    """
+    cx, cy = 0.5 * (box[0] + box[2]), 0.5 * (box[1] + box[3])
+    vx, vy = b.x - a.x, b.y - a.y
+    L2 = vx * vx + vy * vy
+    if L2 == 0:
+        return False
+    t = ((cx - a.x) * vx + (cy - a.y) * vy) / L2
+    if not 0.25 <= t <= 0.75:  # the box's middle is not between them
+        return False
+    for ct in (a, b):
+        ox, oy = ct.x - cx, ct.y - cy
+        no = math.hypot(ox, oy) or 1.0
+        if (ct.out_dir[0] * ox + ct.out_dir[1] * oy) / no < 0.0:
+            return False
+    return True
+
+
+def _headed(a: Contact, b: Contact, comps: dict[int, Comp], th: float, head: float) -> bool:
+    """Whether either of two contacts on one label box carries an arrowhead (its own piece
+    only; the contacts are probed on copies, the real reading comes in step 4). The window is
+    held to ``4 + 6 w`` px (``w``: the piece's stroke width), the size of a head drawn for that
+    stroke, so a line that bends just outside its label does not read as a head."""
+    for ct in (a, b):
+        limit = min(0.45 * math.hypot(a.x - b.x, a.y - b.y), 4.0 + 6.0 * comps[ct.comp].width)
+        probe = dataclasses.replace(ct)
+        arrowhead(probe, comps, [ct.comp], th, head, limit)
+        if probe.head:
+            return True
+    return False

@@ -1,0 +1,119 @@
+"""What real figures and external renderers contain that the first parser misread (issue 17),
+each on a small drawn diagram with a known answer: dashed and rounded container frames that
+arrows cross, edge labels in their own box interrupting the line, and thick box outlines
+that looked like arrowheads."""
+
+from __future__ import annotations
+
+import doctest
+import importlib
+import math
+
+import pytest
+from PIL import ImageDraw
+
+from .drawing import Canvas, edges_by_label, font, labels
+
+
+def dashed_rounded_frame(c: Canvas, box: tuple[int, int, int, int], r: int = 20, dash: int = 10,
+                         gap: int = 10, color: str = "#999999") -> None:
+    """A dashed rounded rectangle like Graphviz's ``style="dashed,rounded"`` cluster."""
+    x0, y0, x1, y1 = box
+    d: ImageDraw.ImageDraw = c.d
+    # straight sides
+    for (ax, ay), (bx, by) in (((x0 + r, y0), (x1 - r, y0)), ((x0 + r, y1), (x1 - r, y1)),
+                               ((x0, y0 + r), (x0, y1 - r)), ((x1, y0 + r), (x1, y1 - r))):
+        n = math.hypot(bx - ax, by - ay)
+        t = 0.0
+        while t < n:
+            t1 = min(n, t + dash)
+            a = (ax + (bx - ax) * t / n, ay + (by - ay) * t / n)
+            b = (ax + (bx - ax) * t1 / n, ay + (by - ay) * t1 / n)
+            d.line([a, b], fill=color, width=2)
+            t += dash + gap
+    # one dash on each rounded corner
+    for cx, cy, a0 in ((x0 + r, y0 + r, 180), (x1 - r, y0 + r, 270), (x1 - r, y1 - r, 0), (x0 + r, y1 - r, 90)):
+        d.arc((cx - r, cy - r, cx + r, cy + r), a0 + 30, a0 + 60, fill=color, width=2)
+
+
+def test_arrows_crossing_a_dashed_rounded_frame_reach_the_node_inside(parser):
+    c = Canvas(760, 300)
+    c.box("Input", 30, 125, w=130)
+    dashed_rounded_frame(c, (300, 30, 720, 270))
+    c.text("OUTPUT", 510, 52, size=16)
+    c.box("Head A", 440, 90, w=160)
+    c.box("Head B", 440, 190, w=160)
+    c.arrow([(160, 140), (440, 115)])
+    c.arrow([(160, 160), (440, 215)])
+    g = parser(c.array()).graph
+    assert labels(g) == {"input", "head a", "head b"}  # the frame is a group, not a node
+    assert edges_by_label(g) == {("input", "head a"), ("input", "head b")}
+    assert any(grp.label == "OUTPUT" for grp in g.groups)
+
+
+def test_a_dashed_frame_ending_no_arrow_is_no_connector(parser):
+    # every dash of the frame touches nothing but the frame: no edge may come out of it
+    c = Canvas(620, 260)
+    dashed_rounded_frame(c, (20, 20, 600, 240))
+    c.text("Stage", 310, 42, size=16)
+    c.box("Encoder", 60, 110, w=150)
+    c.box("Decoder", 400, 110, w=150)
+    c.arrow([(210, 135), (400, 135)])
+    g = parser(c.array()).graph
+    assert edges_by_label(g) == {("encoder", "decoder")}
+
+
+def label_box(c: Canvas, text: str, cx: int, cy: int, fill: str = "#e8e8e8") -> None:
+    """An edge label in its own filled box that interrupts the line (Mermaid's style)."""
+    f = font(16)
+    x0, y0, x1, y1 = c.d.textbbox((cx, cy), text, font=f, anchor="mm")
+    c.d.rectangle((x0 - 3, y0 - 3, x1 + 3, y1 + 3), fill=fill)
+    c.d.text((cx, cy), text, font=f, fill="black", anchor="mm")
+
+
+@pytest.mark.parametrize("route", ["straight", "elbow"])
+def test_an_edge_label_in_its_own_box_is_the_arrows_label_not_a_node(parser, route):
+    c = Canvas(760, 220)
+    c.box("Text Backbone", 30, 40, w=170)
+    c.box("KL Divergence", 560, 130, w=170)
+    if route == "straight":
+        c.line([(200, 65), (250, 65), (250, 155)])
+        c.arrow([(250, 155), (560, 155)])
+        label_box(c, "weights", 400, 155)
+    else:
+        # the line bends just before the label: the stroke leaves the label's side upwards
+        c.line([(200, 65), (330, 65), (330, 145)])
+        c.d.arc((330 - 10, 135, 330 + 20, 165), 90, 180, fill="black", width=2)
+        c.arrow([(345, 155), (560, 155)])
+        label_box(c, "weights", 372, 155)
+    g = parser(c.array()).graph
+    assert labels(g) == {"text backbone", "kl divergence"}
+    assert edges_by_label(g) == {("text backbone", "kl divergence")}
+    assert [e.label for e in g.edges] == ["weights"]
+
+
+def test_a_small_box_an_arrow_points_into_stays_a_node(parser):
+    # the same tight box, but the arrow ends on it with a head: it is a node it feeds
+    c = Canvas(700, 160)
+    c.box("Encoder", 30, 50, w=150)
+    c.arrow([(180, 75), (400, 75)])
+    label_box(c, "Loss", 430, 75)
+    g = parser(c.array()).graph
+    assert edges_by_label(g) == {("encoder", "loss")}
+
+
+def test_thick_box_outlines_do_not_read_as_a_second_head(parser):
+    c = Canvas(640, 180)
+    for name, x in (("Local Data", 30), ("Local SGD", 420)):
+        c.d.rounded_rectangle((x, 60, x + 180, 120), radius=14, outline="#333333", width=4, fill="#f4f6f8")
+        c.d.text((x + 90, 90), name, font=font(), fill="black", anchor="mm")
+    c.arrow([(212, 90), (418, 90)])
+    g = parser(c.array()).graph
+    assert edges_by_label(g) == {("local data", "local sgd")}
+
+
+@pytest.mark.parametrize("name", ["sciflow.agents.topology_coder.underpass", "sciflow.agents.topology_coder.heads",
+                                  "sciflow.agents.shape_hunter.opencv_frames", "sciflow.agents.text_spotter"])
+def test_docstring_examples(name):
+    result = doctest.testmod(importlib.import_module(name))
+    assert result.attempted > 0 and result.failed == 0
