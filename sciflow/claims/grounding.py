@@ -34,6 +34,7 @@ Group names are grounded the same way on the labelled groups.
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -57,6 +58,8 @@ def siblings(name: str, label: str) -> bool:
     (True, True, True)
     >>> siblings("Stage 4", "stage-4"), siblings("Encoder", "Decoder"), siblings("w(t-1)", "w(t+1)")
     (False, False, False)
+    >>> siblings("GAE Â_t", "GAE A_t"), siblings("Σ Subtractor", "∑ Subtractor"), siblings("N(0, I)", "N(0, 1)")
+    (False, False, False)
     """
     a, b = fold(name).split(), fold(label).split()
     if len(a) != len(b) or a == b:
@@ -65,9 +68,21 @@ def siblings(name: str, label: str) -> bool:
         if x == y:
             continue
         same_stem = _DIGITS.sub("", x) == _DIGITS.sub("", y) and _DIGITS.findall(x) != _DIGITS.findall(y)
-        if not (same_stem or (len(x) == 1 and len(y) == 1)):
+        if not (same_stem or _index_letters(x, y)):
             return False
     return True
+
+
+def _index_letters(x: str, y: str) -> bool:
+    """Two different one-letter indices (``i``/``j``, ``β``/``γ``), not one letter with and
+    without an accent (``Â``/``A``) nor symbols (``Σ``/``∑``, ``~``/``∼``)."""
+    if len(x) != 1 or len(y) != 1 or not (x.isalpha() and y.isalpha()):
+        return False
+
+    def bare(c: str) -> str:
+        return "".join(ch for ch in unicodedata.normalize("NFKD", c) if not unicodedata.combining(ch))
+
+    return bare(x) != bare(y)
 
 
 def merged_with(name: str, label: str) -> list[str]:
