@@ -45,7 +45,7 @@ from sciflow.metrics.matching import fold, match_nodes, similarity_matrices, str
 from sciflow.models.embedding import LabelEmbedder, get_embedder
 
 DEFAULT_MARGIN = 0.05
-MERGE_SEPARATORS = re.compile(r"\s*(?:/|\||&|\+|;|\band\b)\s*", re.I)
+MERGE_SEPARATORS = re.compile(r"\s*(?:/|\||&|\+|;)\s*|\s+and\s+", re.I)
 MERGE_PART_SIMILARITY = 0.9
 _DIGITS = re.compile(r"\d+")
 
@@ -90,6 +90,8 @@ def merged_with(name: str, label: str) -> list[str]:
 
     >>> merged_with("Decoder", "Encoder / Decoder"), merged_with("Add & Norm", "Add & Norm"), merged_with("Norm", "Nor")
     (['Encoder'], [], [])
+    >>> merged_with("Sample-and-Hold", "Analog Input / Sample-and-Hold")
+    ['Analog Input']
     """
     if fold(name) == fold(label):
         return []
