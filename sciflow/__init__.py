@@ -14,6 +14,7 @@ __all__ = [
 
 _API = ("score", "score_one", "compare", "parse", "load_results", "Results", "ItemScore")
 __all__ += ["ItemScore", "Results", "compare", "load_results", "score", "score_one"]
+__all__ += ["check_claims"]  # structural claims, lazy (below)
 
 
 def __getattr__(name: str) -> object:
