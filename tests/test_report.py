@@ -129,10 +129,15 @@ def test_report_is_self_contained_and_escaped(report: Path):
     html = report.read_text("utf-8")
     assert not re.search(r"""(?:src|href|xlink:href)\s*=\s*["']?\s*(?:https?:)?//""", html, re.I)
     assert not re.search(r"@import|url\(\s*['\"]?(?:https?:)?//", html, re.I)
-    assert "<script" not in html.lower()  # the label "<script>alert(1)</script>" arrives escaped
+    # one script, the page's own (sorting and filtering), inline; the label "<script>alert(1)</script>"
+    # arrives escaped
+    assert re.findall(r"<script[^>]*>", html, re.I) == ["<script>"]
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html
     for src in re.findall(r'<img [^>]*src="([^"]+)"', html):
-        assert src.startswith("data:image/png;base64,")
+        assert src.startswith(("data:image/png;base64,", "data:image/webp;base64,"))
+    # thumbnails open their full size, a file beside the page
+    links = re.findall(r'<a href="([^"]+)" target="_blank" title="full size"><img', html)
+    assert links and all((report.parent / link).is_file() for link in links)
 
 
 def test_report_without_image_scores_says_so(runs: list[Path], tmp_path: Path):
@@ -167,3 +172,30 @@ def test_report_renders_in_chromium(report: Path, tmp_path: Path):
     assert hi - lo > 100  # not blank
     hist = im.histogram()
     assert max(hist) / sum(hist) < 0.97  # more than a few specks of ink
+
+
+def test_report_at_benchmark_size(tmp_path: Path):
+    """60 image items (issue 20): the page stays under 3 MB (thumbnails; full size beside it) and
+    builds in seconds; tables sort and filter, score badges have a legend."""
+    import time
+
+    from sciflow.format.benchmarks import resolve_refs
+
+    bench = resolve_refs("sciflow-bench-60@1")
+    preds = tmp_path / "preds"
+    preds.mkdir()
+    image = EXAMPLES / "predictions" / "graphviz-render" / "rag.png"  # one image, parsed once (the cache)
+    for ref in sorted(bench.glob("*.json")):
+        shutil.copy(image, preds / f"{ref.stem}.png")
+    run_scoring(preds, bench, tmp_path / "run", string_config(), cache_dir=tmp_path / "cache")
+    t0 = time.perf_counter()
+    out = build_report([tmp_path / "run"], tmp_path / "report.html")
+    seconds = time.perf_counter() - t0
+    html = out.read_text("utf-8")
+    assert out.stat().st_size <= 3_000_000, out.stat().st_size
+    assert seconds <= 10, seconds  # about 3-5 s on an idle 2-core machine; generous for a loaded one
+    assert html.count('class="fig generated"') == 60 and html.count('class="fig overlay"') == 60
+    assert html.count('loading="lazy"') >= 120
+    assert 'class="leaderboard sortable"' in html and 'id="items-table"' in html and 'class="filter"' in html
+    assert html.count("<tr data-item=") == 60 and 'class="legend">score badges' in html
+    assert len(list((tmp_path / "report_files").iterdir())) == 120

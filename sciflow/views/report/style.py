@@ -1,6 +1,6 @@
 """The report's style sheet (inlined in a ``<style>`` element: no external requests)."""
 
-__all__ = ["CSS"]
+__all__ = ["CSS", "SCRIPT"]
 
 CSS = """
 :root { --fg:#1d2730; --muted:#5f6b76; --line:#d5dde3; --bg:#f6f8fa; --ok:#2e7d32; --bad:#c62828;
@@ -57,4 +57,47 @@ table.diagnostics tr.d-unmatched-endpoint-edge td:first-child { color: var(--war
 table.diagnostics tr.d-reversed-edge td:first-child { color: #7b1fa2; }
 table.diagnostics tr.d-skip-path-credit td:first-child { color: var(--ok); }
 ul.notes { margin: 4px 0; padding-left: 18px; color: var(--muted); }
+.badge.score { color: #fff; min-width: 38px; text-align: center; }
+.badge.s4 { background: #1b5e20; } .badge.s3 { background: #43a047; } .badge.s2 { background: #c49000; }
+.badge.s1 { background: #e65100; } .badge.s0 { background: #b71c1c; }
+p.legend .badge { margin: 0 4px 0 0; }
+table.sortable th { cursor: pointer; user-select: none; }
+table.sortable th[data-dir="asc"]::after { content: " ▲"; } table.sortable th[data-dir="desc"]::after { content: " ▼"; }
+input.filter { margin: 6px 0; padding: 4px 8px; width: 320px; max-width: 100%; border: 1px solid var(--line);
+  border-radius: 4px; font: inherit; }
+table.items td, table.items th { padding: 2px 8px; }
+figure.fig a img { cursor: zoom-in; }
+"""
+
+#: sort any ``table.sortable`` by a click on a header (numbers by value: a cell's ``data-v`` or its
+#: text), filter a table from an ``input.filter`` (``data-table``: its id; rows with ``data-item``
+#: show or hide the element of that id too). Vendored here: no library, no network.
+SCRIPT = """
+document.querySelectorAll("table.sortable").forEach(function (t) {
+  var head = t.tHead.rows[0];
+  Array.prototype.forEach.call(head.cells, function (th, i) {
+    th.addEventListener("click", function () {
+      var dir = th.dataset.dir === "asc" ? "desc" : "asc", body = t.tBodies[0];
+      Array.prototype.forEach.call(head.cells, function (c) { delete c.dataset.dir; });
+      th.dataset.dir = dir;
+      var key = function (r) { var c = r.cells[i], v = c.dataset.v !== undefined ? c.dataset.v : c.textContent.trim(),
+        n = parseFloat(v); return isNaN(n) ? [1, v.toLowerCase()] : [0, n]; };
+      Array.prototype.slice.call(body.rows).sort(function (a, b) {
+        var x = key(a), y = key(b), o = x[0] - y[0] || (x[1] < y[1] ? -1 : x[1] > y[1] ? 1 : 0);
+        return dir === "asc" ? o : -o;
+      }).forEach(function (r) { body.appendChild(r); });
+    });
+  });
+});
+document.querySelectorAll("input.filter").forEach(function (input) {
+  input.addEventListener("input", function () {
+    var q = input.value.toLowerCase(), t = document.getElementById(input.dataset.table);
+    Array.prototype.forEach.call(t.tBodies[0].rows, function (r) {
+      var show = r.textContent.toLowerCase().indexOf(q) >= 0,
+        target = r.dataset.item && document.getElementById(r.dataset.item);
+      r.hidden = !show;
+      if (target) { target.hidden = !show; }
+    });
+  });
+});
 """
