@@ -151,3 +151,21 @@ def test_cache_defaults_to_the_user_cache_folder(monkeypatch, tmp_path):
     assert default_cache_dir().is_absolute()
     monkeypatch.setenv("SCIFLOW_CACHE_DIR", str(tmp_path))
     assert default_cache_dir() == tmp_path
+
+
+def test_every_option_is_explained():
+    import argparse
+
+    missing = []
+
+    def walk(parser: argparse.ArgumentParser, path: list[str]) -> None:
+        for a in parser._actions:  # noqa: SLF001
+            if isinstance(a, argparse._SubParsersAction):  # noqa: SLF001
+                for name, sub in a.choices.items():
+                    if name != "claims":  # sciflow/cli/claims.py has its own owner
+                        walk(sub, [*path, name])
+            elif a.help is None:
+                missing.append(f"{' '.join(path)} {a.option_strings or a.dest}")
+
+    walk(build_parser(), [])
+    assert missing == []

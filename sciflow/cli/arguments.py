@@ -171,7 +171,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     pr = sub.add_parser("prompt", help="the prompt of a reference graph")
     pr.add_argument("ref", type=refs_arg, help="a reference graph file (or NAME@V/<id>.json)")
-    pr.add_argument("--style", choices=["structured", "naive"], default="structured")
+    pr.add_argument("--style", choices=["structured", "naive"], default="structured",
+                    help="structured (components, relations, layout) or naive (the description alone)")
     pr.add_argument("--write", action="store_true",
                     help="rewrite the file's prompt and difficulty tier from its graph (after a hand edit)")
     pr.set_defaults(func=cmd_prompt)
@@ -185,7 +186,7 @@ def build_parser() -> argparse.ArgumentParser:
             g.set_defaults(func=cmd_generate)
         else:
             g.add_argument("--severity", type=int, required=True, help="number of errors per item")
-            g.add_argument("--seed", type=int, default=0)
+            g.add_argument("--seed", type=int, default=0, help="seed of the errors (each item's seed derives from it)")
             g.add_argument("--degrade", default=None,
                            help="visual degradation: blur, jpeg20, noise, downscale, rotate, clutter or random")
             g.set_defaults(func=cmd_perturb)
@@ -237,7 +238,8 @@ def build_parser() -> argparse.ArgumentParser:
     rf.set_defaults(func=cmd_rectify)
 
     sy = sub.add_parser("synth", help="synthetic diagrams with exact ground truth (graphviz, pillow, mermaid, paper)")
-    sy.add_argument("--style", required=True, choices=["graphviz", "pillow", "mermaid", "paper"])
+    sy.add_argument("--style", required=True, choices=["graphviz", "pillow", "mermaid", "paper"],
+                    help="renderer: graphviz, pillow, mermaid or paper (the last two draw in Chromium)")
     sy.add_argument("-n", type=int, default=100, help="number of items (default 100)")
     sy.add_argument("-o", "--out", type=Path, required=True, help="folder: <id>.png, <id>.json, <id>.elements.json")
     sy.add_argument("--seed", type=int, default=0, help="seed of the first item; item k uses seed + k (default 0)")
@@ -248,10 +250,10 @@ def build_parser() -> argparse.ArgumentParser:
     de = sub.add_parser("detector", help="the learned diagram-element detector: dataset and training")
     dsub = de.add_subparsers(dest="detector_command", required=True)
     dd = dsub.add_parser("dataset", help="render diagrams and write an ultralytics dataset with exact boxes")
-    dd.add_argument("-o", "--out", type=Path, required=True)
+    dd.add_argument("-o", "--out", type=Path, required=True, help="dataset folder (data.yaml, images/, labels/)")
     dd.add_argument("--n", type=int, default=1000, help="number of images (default 1000)")
-    dd.add_argument("--seed", type=int, default=0)
-    dd.add_argument("--val-fraction", type=float, default=0.1)
+    dd.add_argument("--seed", type=int, default=0, help="seed of the first rendered diagram")
+    dd.add_argument("--val-fraction", type=float, default=0.1, help="share of the images held out for validation")
     dd.add_argument("--tile", type=int, default=640, help="side of the square training tiles (= train --imgsz)")
     dd.add_argument("--text-px", type=float, default=20.0, help="text line height the renders are scaled to")
     dd.add_argument("--styles", default="graphviz=0.6,pillow=0.4",
@@ -261,21 +263,22 @@ def build_parser() -> argparse.ArgumentParser:
     dt = dsub.add_parser("train", help="train the detector from scratch (needs the `detector` extra)")
     dt.add_argument("--data", type=Path, required=True, help="a dataset folder (its data.yaml)")
     dt.add_argument("-o", "--out", type=Path, default=Path("runs/detector/train"), help="run folder")
-    dt.add_argument("--epochs", type=int, default=30)
-    dt.add_argument("--imgsz", type=int, default=640)
+    dt.add_argument("--epochs", type=int, default=30, help="training epochs")
+    dt.add_argument("--imgsz", type=int, default=640, help="training image size (= dataset --tile)")
     dt.add_argument("--model", default="yolov8n.yaml", help="an ultralytics model yaml (from scratch)")
     dt.add_argument("--width", type=float, default=None, help="YOLOv8 width multiple, e.g. 0.125 (narrower)")
-    dt.add_argument("--batch", type=int, default=16)
-    dt.add_argument("--seed", type=int, default=0)
+    dt.add_argument("--batch", type=int, default=16, help="batch size")
+    dt.add_argument("--seed", type=int, default=0, help="training seed")
     dt.add_argument("--device", default="cpu", help="cpu, or a CUDA device such as 0")
     dt.add_argument("--workers", type=int, default=0, help="dataloader workers")
     dt.add_argument("--resume", action="store_true", help="continue the run in --out from weights/last.pt")
     dt.set_defaults(func=cmd_detector_train)
 
     im = sub.add_parser("import", help="import a published benchmark layout")
-    im.add_argument("layout", choices=["sciflow-bench"])
-    im.add_argument("source", type=Path)
-    im.add_argument("-o", "--out", type=Path, required=True)
+    im.add_argument("layout", choices=["sciflow-bench"], help="the published layout: sciflow-bench")
+    im.add_argument("source", type=Path, help="the root folder of the published benchmark")
+    im.add_argument("-o", "--out", type=Path, required=True,
+                    help="folder: references/, source figures and generated/<baseline>/ images")
     im.set_defaults(func=cmd_import)
     add_catalog_commands(sub)
     return p
