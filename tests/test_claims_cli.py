@@ -138,3 +138,35 @@ def test_the_critique_lists_the_claims_a_diagram_fails():
     assert json.loads(format_critique(c, "json"))["failed_claims"][0]["id"] == "seq"
     clean = critique_with_claims(ref, ref, CLAIMS[:1], config=cfg)
     assert clean.passed and clean.failed_claims == ()
+
+
+def test_an_image_is_parsed_and_the_evidence_has_pixels(files, capsys):
+    from sciflow.bench.drawing import render_graph
+    from sciflow.format.graph import DiagramGraph
+
+    png = render_graph(DiagramGraph.from_dict(GRAPH), files["dir"] / "toy.png")
+    rc = main(["claims", str(png), "--claims", str(files["claims"]), "--format", "json",
+               "--config", str(files["config"])])
+    doc = json.loads(capsys.readouterr().out)
+    assert rc == 1 and doc["input"] == "image" and doc["closed_world"] is False
+    assert [r["verdict"] for r in doc["results"]] == ["supported", "refuted", "supported"]
+    ok = doc["results"][0]
+    kinds = [reg["kind"] for reg in ok["regions"]]
+    assert kinds == ["node", "node", "edge"]
+    edge = ok["regions"][2]
+    assert edge["polylines"] and all(len(p) == 2 for line in edge["polylines"] for p in line)
+    x0, y0, x1, y1 = ok["regions"][0]["bbox"]
+    assert 0 <= x0 < x1 and 0 <= y0 < y1
+    assert doc["regions_note"] == "node boxes and arrow polylines of the parse, in input-image pixels"
+
+
+def test_the_critique_of_files_lists_failed_claims(files):
+    from sciflow.config import load_config
+    from sciflow.critic.claims import critique_with_claims
+
+    pred = files["dir"] / "pred.json"
+    pred.write_text(json.dumps({**GRAPH, "edges": [{"source": "a", "target": "b"}]}))
+    c = critique_with_claims(pred, files["graph"], files["claims"],
+                             config=load_config(overrides={"matching": {"embedder": "none"}}))
+    assert not c.passed
+    assert [(x["id"], x["verdict"]) for x in c.failed_claims] == [("rev", "refuted"), ("seq", "refuted")]

@@ -5,7 +5,7 @@ The claims are checked on the same parsed graph the critique compares with the r
 not enough information) are listed under ``failed_claims`` in every critique format but do
 not change the judgement: the judgement stays the comparison with the reference.
 
->>> from sciflow.format.graph import DiagramGraph
+>>> from sciflow.format.graph import DiagramGraph, load_graph
 >>> from sciflow.config import MatchingConfig, load_config
 >>> ref = DiagramGraph.from_dict({"id": "r", "nodes": [{"id": "a", "label": "Encoder"},
 ...     {"id": "b", "label": "Decoder"}], "edges": [{"source": "a", "target": "b"}]})
@@ -21,15 +21,16 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 from sciflow.claims import Claim, ClaimReport, check_graph
 from sciflow.claims.check import failed_claims
 from sciflow.claims.evidence import Regions
-from sciflow.claims.inputs import resolve_claims
+from sciflow.claims.inputs import load_diagram, resolve_claims
 from sciflow.config import Config
 from sciflow.critic.critique import Critique, CritiqueRule, critique
-from sciflow.format.graph import DiagramGraph
+from sciflow.format.graph import DiagramGraph, load_graph
 from sciflow.models.embedding import get_embedder
 
 
@@ -45,17 +46,24 @@ def with_claims(c: Critique, report: ClaimReport) -> Critique:
 
 
 def critique_with_claims(
-    pred: DiagramGraph,
-    ref: DiagramGraph,
-    claims: str | Iterable[Claim | Mapping[str, Any]] | None = None,
+    pred: str | Path | DiagramGraph,
+    ref: str | Path | DiagramGraph,
+    claims: str | Path | Iterable[Claim | Mapping[str, Any]] | None = None,
     *,
     text: str | None = None,
     config: Config | None = None,
     regions: Regions | None = None,
+    parser: Any = None,
 ) -> Critique:
     """:func:`sciflow.critic.critique` of ``pred`` against ``ref``, listing the claims (a
-    ``.jsonl`` path, claim objects, or sentences in ``text``) that ``pred`` fails."""
+    ``.jsonl`` path, claim objects, or sentences in ``text``) that ``pred`` fails. ``pred`` may
+    be an image (parsed once, with the pixel regions of its boxes and arrows) or a graph file."""
     config = config or Config()
+    if not isinstance(pred, DiagramGraph):
+        pred, found, _kind = load_diagram(pred, config, parser)
+        regions = regions or found
+    if not isinstance(ref, DiagramGraph):
+        ref = load_graph(ref)
     embedder = get_embedder(config.matching.embedder)
     c = critique(pred, ref, rule=CritiqueRule.from_config(config), matching=config.matching, embedder=embedder)
     todo, made_by = resolve_claims(claims, text, config=config)
