@@ -181,6 +181,9 @@ def test_evidence_names_nodes_relations_and_regions():
          "polylines": [[[10.0, 5.0], [20.0, 5.0]]]},
     )
     assert r.explanation == 'Supported: there is an arrow from "Encoder" to "Decoder".'
+    back = check_claim(Claim.from_dict({**D, "source": "Decoder", "target": "Encoder"}), g, config=CFG, regions=regions)
+    assert back.verdict == REFUTED and back.absent == (("b", "a"),)
+    assert back.regions[-1] == {"kind": "absent_edge", "source": "b", "target": "a", "bbox": [0, 0, 30, 10]}
     d = r.to_dict()
     assert d["relations"] == [["a", "b"]] and d["grounding"][0]["node"] == "a"
 

@@ -72,6 +72,9 @@ POSITIVE = [
     ("The text encoder and the image encoder feed the fusion module.",
      [{"type": "parallel", "kind": "fan_in", "sources": ["text encoder", "image encoder"], "target": "fusion module"}]),
     ("A, B and C both feed D.", [{"type": "parallel", "kind": "fan_in", "sources": ["A", "B", "C"], "target": "D"}]),
+    ("A and B feeds C.", [{"type": "parallel", "kind": "fan_in", "sources": ["A", "B"], "target": "C"}]),
+    ("A and B do not feed C.", [{"type": "direct", "kind": "edge", "source": "A", "target": "C", "negated": True},
+                                {"type": "direct", "kind": "edge", "source": "B", "target": "C", "negated": True}]),
     ("Only A and B feed C.", [{"type": "parallel", "kind": "fan_in", "sources": ["A", "B"], "target": "C",
                                "exactly": True}]),
     ("The backbone feeds both the box head and the mask head.",
@@ -129,6 +132,7 @@ def test_several_sentences_give_numbered_claims():
     ("A feeds B. Everything is fine here.", 'sentence 2 ("Everything is fine here.")'),
     ("A and B.", "sentence 1"),
     ("Encoder feeds.", "sentence 1"),
+    ("A and B feed C and D.", "several components feeding several others"),
 ])
 def test_the_grammar_refuses_what_it_cannot_read(text, where):
     with pytest.raises(GrammarError) as err:

@@ -180,7 +180,7 @@ def check_claim(
     else:
         verdict = SUPPORTED if finding.holds != claim.negated else REFUTED
     return ClaimResult(claim, verdict, _sentence(verdict, finding.fact), tuple(found), finding.nodes, finding.edges,
-                       finding.absent, tuple(regions.of(finding.nodes, finding.edges + finding.absent, graph)))
+                       finding.absent, tuple(regions.of(finding.nodes, finding.edges, graph, finding.absent)))
 
 
 def check_graph(

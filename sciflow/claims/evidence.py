@@ -44,21 +44,27 @@ class Regions:
             return cls(note="the input is a graph without pixel positions: no pixel regions")
         return cls(boxes=boxes, note="node boxes from the graph file; arrow polylines are not stored in graphs")
 
-    def of(self, nodes: tuple[str, ...], edges: tuple[tuple[str, str], ...], graph: DiagramGraph) -> list[dict]:
+    def of(self, nodes: tuple[str, ...], edges: tuple[tuple[str, str], ...], graph: DiagramGraph,
+           absent: tuple[tuple[str, str], ...] = ()) -> list[dict]:
         """The regions of the evidence: one ``node`` region per node with a box, one ``edge``
-        region per arrow (its polylines, and the union of its end boxes)."""
+        region per arrow (its polylines, and the union of its end boxes), one ``absent_edge``
+        region (the union of the end boxes) per arrow looked for and not found."""
         label = {n.id: n.label for n in graph.nodes}
         out: list[dict[str, Any]] = []
         for n in nodes:
             if n in self.boxes:
                 out.append({"kind": "node", "id": n, "label": label.get(n), "bbox": list(self.boxes[n])})
-        for u, v in edges:
-            ends = [self.boxes[x] for x in (u, v) if x in self.boxes]
-            if not ends:
-                continue
-            box = [min(b[0] for b in ends), min(b[1] for b in ends), max(b[2] for b in ends), max(b[3] for b in ends)]
-            lines = [[list(p) for p in line] for line in self.polylines.get((u, v), ())]
-            out.append({"kind": "edge", "source": u, "target": v, "bbox": box, "polylines": lines})
+        for kind, pairs in (("edge", edges), ("absent_edge", absent)):
+            for u, v in pairs:
+                ends = [self.boxes[x] for x in (u, v) if x in self.boxes]
+                if not ends:
+                    continue
+                box = [min(b[0] for b in ends), min(b[1] for b in ends), max(b[2] for b in ends),
+                       max(b[3] for b in ends)]
+                region: dict[str, Any] = {"kind": kind, "source": u, "target": v, "bbox": box}
+                if kind == "edge":
+                    region["polylines"] = [[list(p) for p in line] for line in self.polylines.get((u, v), ())]
+                out.append(region)
         return out
 
 

@@ -213,12 +213,19 @@ def _fan_in_rule(m, name, names):
     srcs = names(m["a"])
     if len(srcs) < 2:
         raise GrammarError("a plural verb needs two or more components before it")
-    return [_fan_in(srcs, name(m["b"]))]
+    tgts = names(m["b"])
+    if len(tgts) > 1:
+        raise GrammarError("several components feeding several others is not one claim; split the sentence")
+    return [_fan_in(srcs, tgts[0])]
 
 
 @_rule(rf"(?P<a>.+?) {_FEED1} (?P<only>only )?(?:both )?(?P<b>.+)")
 def _feed(m, name, names):
-    tgts = names(m["b"])
+    srcs, tgts = names(m["a"]), names(m["b"])
+    if len(srcs) > 1 and len(tgts) == 1:  # "X and Y feeds Z": the verb's number is not checked
+        return [_fan_in(srcs, tgts[0])]
+    if len(srcs) > 1:
+        raise GrammarError("several components feeding several others is not one claim; split the sentence")
     if len(tgts) == 1:
         return [{"type": "direct", "kind": "edge", "source": name(m["a"]), "target": tgts[0]}]
     return [{"type": "parallel", "kind": "fan_out", "source": name(m["a"]), "targets": tgts,

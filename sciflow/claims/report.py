@@ -55,6 +55,8 @@ def result_lines(k: int, r: ClaimResult) -> list[str]:
     for reg in r.regions:
         if reg["kind"] == "node":
             regions.append(f"{reg['id']} {_box(reg['bbox'])}")
+        elif reg["kind"] == "absent_edge":
+            regions.append(f"{reg['source']}→{reg['target']} (absent) {_box(reg['bbox'])}")
         else:
             n = sum(len(p) for p in reg["polylines"])
             tail = f", polyline of {n} points" if n else ""

@@ -2,7 +2,7 @@
 
     sciflow claims IMAGE|GRAPH --claims FILE.jsonl [--format text|json] [--config FILE.toml]
     sciflow claims IMAGE|GRAPH --text "The encoder feeds the decoder." [--judge]
-    sciflow claims generate REFS... -o claims/ [--seed 0] [--per-type 6]
+    sciflow claims generate REFS... -o claims/ [--seed 0] [--per-type 6]     # REFS: folders, graphs, sciflow-bench-60
 
 Checking exits 0 when every claim is supported, 1 when any is refuted or not enough
 information, 2 on an expected error (a bad claim line: ``error: FILE line N: ...``).
@@ -73,7 +73,9 @@ def _generate(args: argparse.Namespace) -> int:
     if args.per_type < 2:
         print_error(f"--per-type {args.per_type}: needs at least 2 (one true, one false claim)")
         return 2
-    refs = [Path(x) for x in args.inputs[1:]]
+    from sciflow.format.benchmarks import resolve_refs
+
+    refs = [resolve_refs(x) for x in args.inputs[1:]]  # a folder, a graph file, or a bundled benchmark name
     if not refs:
         print_error("claims generate needs reference graphs: a folder of *.json or graph files")
         return 2
