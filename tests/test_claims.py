@@ -209,3 +209,16 @@ def test_regions_of_a_parsed_diagram_map_strokes_to_graph_edges():
     regions = regions_of_diagram(d, g)
     assert regions.polylines == {("n1", "n2"): (((10.0, 5.0), (20.0, 5.0)),)}
     assert regions.boxes == {"n1": (0.0, 0.0, 10.0, 10.0), "n2": (20.0, 0.0, 30.0, 10.0)}
+
+
+@pytest.mark.parametrize("key,value,message", [
+    ("ambiguity_margin", 2.0, "claims.ambiguity_margin = 2.0: must lie in [0, 1]"),
+    ("min_parse_reliability", "high", "claims.min_parse_reliability = 'high': expected a number"),
+    ("longest_path_budget", 0, "claims.longest_path_budget = 0: must be >= 1"),
+])
+def test_the_claims_config_table_is_checked(key, value, message):
+    from sciflow.config import ConfigError
+
+    with pytest.raises(ConfigError) as err:
+        load_config(overrides={"claims": {key: value}})
+    assert str(err.value) == message

@@ -203,6 +203,7 @@ def check_graph(
     results = tuple(check_claim(c, graph, config=config, embedder=embedder, closed_world=closed, regions=regions,
                                 structure=structure) for c in claims)
     r = graph.meta.get("parse_reliability")
+    log.debug("claims on %s: %s", graph.id, ", ".join(f"{x.claim.id}={x.verdict}" for x in results))
     return ClaimReport(
         item=graph.id, input_kind=input_kind or ("parse" if is_parse(graph) else "graph"), results=results,
         closed_world=closed, regions_note=regions.note,
