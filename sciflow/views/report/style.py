@@ -68,7 +68,7 @@ input.filter { margin: 6px 0; padding: 4px 8px; width: 320px; max-width: 100%; b
 table.items td, table.items th { padding: 2px 8px; }
 figure.fig a img { cursor: zoom-in; }
 /* wide diffs keep a readable size and scroll sideways inside their card */
-figure.fig.diff { overflow-x: auto; } figure.fig.diff svg.graph { max-width: none; min-width: 100%; }
+figure.fig.diff { overflow-x: auto; } figure.fig.diff svg.graph { max-width: none; }
 """
 
 #: sort any ``table.sortable`` by a click on a header (numbers by value: a cell's ``data-v`` or its
