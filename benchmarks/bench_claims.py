@@ -15,7 +15,7 @@ type, seeded), gold labels from networkx (:func:`sciflow.claims.generate.gold_la
     gold from the damaged graph. A claim *touches an injected error* when the error changes it:
     true on the reference but not on the damaged graph, or naming a component the damage removed
     (dropped, merged); every such claim must come out refuted or not enough information.
-(iv) ``realfig``: the 19 dev real figures (``image.png``) with the hand-written claims of
+(iv) ``realfig``: the 19 dev real figures (``image.png`` or ``.jpg``) with the hand-written claims of
     ``benchmarks/data/realfig_claims/<figure>.jsonl`` (gold labels written by hand from
     ``graph.json``).
 
@@ -201,13 +201,17 @@ def part_perturbed(refs: list[DiagramGraph], claims: dict[str, list[Claim]], cfg
 
 def part_realfig(folder: Path, cfg: Any, emb: Any, parses: Parses) -> list[dict[str, Any]]:
     rows = []
-    for fig in sorted(p for p in folder.iterdir() if (p / "image.png").is_file()):
+    for fig in sorted(p for p in folder.iterdir() if p.is_dir()):
+        images = [fig / f"image{ext}" for ext in (".png", ".jpg", ".jpeg", ".webp")]
+        image = next((p for p in images if p.is_file()), None)
+        if image is None:
+            continue
         claim_file = ROOT / "benchmarks/data/realfig_claims" / f"{fig.name}.jsonl"
         if not claim_file.is_file():
             print(f"no hand-written claims for {fig.name}", file=sys.stderr)
             continue
         cs = load_claims(claim_file)
-        pg, regions = parses(fig / "image.png")
+        pg, regions = parses(image)
         rep = check_graph(pg, cs, config=cfg, embedder=emb, regions=regions)
         rows += rows_of(cs, rep, [c.label or "" for c in cs],
                         [{"item": fig.name, "parse_reliability": pg.meta.get("parse_reliability")}] * len(cs))
