@@ -73,3 +73,11 @@ def test_text_spotter_backends_name_their_extra(monkeypatch):
         text_spotter.TesseractBackend({})
     with pytest.raises(MissingExtra, match=r"sciflow-eval\[paddleocr\]"):
         text_spotter.PaddleOCRBackend({})
+
+
+def test_to_pandas_without_pandas_names_the_extra(monkeypatch):
+    from sciflow.api import Results
+
+    _hide(monkeypatch, "pandas")
+    with pytest.raises(MissingExtra, match=r"Results.to_pandas\(\) needs the 'pandas' extra"):
+        Results([], {"run": "x", "means": {}}, {}).to_pandas()
