@@ -33,8 +33,10 @@ def add_claims_command(parser: argparse.ArgumentParser) -> argparse.ArgumentPars
     c.add_argument("--text", default=None, help="sentences to read into claims with the claim grammar")
     c.add_argument("--judge", action="store_true",
                    help="read --text with the judge ([text.judge] in the config) instead of the grammar")
-    c.add_argument("--format", choices=["text", "json"], default="text")
-    c.add_argument("--config", type=Path, default=None)
+    c.add_argument("--format", choices=["text", "json"], default="text",
+                   help="text (default) for people, json for programs")
+    c.add_argument("--config", type=Path, default=None,
+                   help="TOML file overriding the pinned config ([claims], [matching])")
     c.add_argument("-o", "--out", type=Path, default=None, help="generate: folder for <ref>.jsonl claim files")
     c.add_argument("--seed", type=int, default=0, help="generate: seed (default 0)")
     c.add_argument("--per-type", type=int, default=6, help="generate: claims per type and graph (default 6)")
