@@ -82,6 +82,8 @@ POSITIVE = [
     ('"Add and Norm" feeds the FFN.', [{"type": "direct", "kind": "edge", "source": "Add and Norm", "target": "FFN"}]),
     ("The image encoder feeds the fusion module, which feeds the decoder.",
      [{"type": "sequential", "kind": "chain", "path": ["image encoder", "fusion module", "decoder"]}]),
+    ("The image feeds the patches, which feed the embedding.",
+     [{"type": "sequential", "kind": "chain", "path": ["image", "patches", "embedding"]}]),
     ("A feeds B, which feeds C, which is followed by D.",
      [{"type": "sequential", "kind": "chain", "path": ["A", "B", "C", "D"]}]),
     ("A feeds B, which does not feed C.", [{"type": "direct", "kind": "edge", "source": "A", "target": "B"},

@@ -289,7 +289,7 @@ def _chain(clauses: list[str], name: Callable[[str], str]) -> list[dict[str, Any
         raise GrammarError("a 'which' chain must start with 'X feeds Y'")
     path, negs = [name(first["a"]), name(first["b"])], [bool(re.match(_NOFEED, first["neg"], re.I))]
     for c in clauses[1:]:
-        m = re.match(rf"^(?P<neg>{_NOFEED}|{_FEED1}) (?P<b>.+)$", c, re.I)
+        m = re.match(rf"^(?P<neg>{_NOFEED}|{_FEED1}|{_FEEDN}) (?P<b>.+)$", c, re.I)
         if not m:
             raise GrammarError(f"cannot read the chain step {c!r}")
         path.append(name(m["b"]))

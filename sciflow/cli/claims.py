@@ -57,8 +57,10 @@ def cmd_claims(args: argparse.Namespace) -> int:
         print_error("--judge reads --text; it has no use with --claims")
         return 2
     from sciflow.claims import check_claims, format_report
+    from sciflow.format.benchmarks import resolve_refs
 
-    report = check_claims(args.inputs[0], args.claims, text=args.text, judge=args.judge,
+    figure = resolve_refs(args.inputs[0])  # a path, or a graph inside a bundled benchmark (NAME@V/x.json)
+    report = check_claims(figure, args.claims, text=args.text, judge=args.judge,
                           config=load_config(args.config))
     sys.stdout.write(format_report(report, args.format) + "\n")
     return 0 if all(r.verdict == "supported" for r in report.results) else 1
