@@ -57,7 +57,8 @@ def test_samples_are_scored_each_and_averaged(layouts, layout, tmp_path):
     assert row["scores"]["graph"] == pytest.approx((good["graph"] + bad["graph"]) / 2)
     s = row["samples"]
     assert s["n"] == 2 and s["ids"] == ["vit~1", "vit~2"]
-    assert s["min"]["graph"] == min(good["graph"], bad["graph"]) and s["max"]["graph"] == max(good["graph"], bad["graph"])
+    assert s["min"]["graph"] == min(good["graph"], bad["graph"])
+    assert s["max"]["graph"] == max(good["graph"], bad["graph"])
     assert s["sd"]["graph"] == pytest.approx(abs(good["graph"] - bad["graph"]) / 2 ** 0.5)
     assert result.summary["n_items"] == 5 and result.summary["samples"]["items"] == 1
     # results.jsonl keeps one row per sample (resumable); every reader merges them back
