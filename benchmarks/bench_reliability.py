@@ -13,7 +13,10 @@ hand-made graph (``benchmarks/bench_parse.py``'s matching, the dev-data protocol
 each with a 95% percentile bootstrap interval over figures (``--n-boot`` resamples, seeded;
 resamples where a statistic is undefined are left out and counted), plus each signal's own
 Spearman with edge-F1 (descriptive only: nothing here feeds back into the fit). Writes the
-numbers and every figure's reliability, signals and F1 to ``--out``.
+numbers and every figure's reliability, signals and F1 to ``--out``. Each figure's signals and
+match counts are cached under ``--cache/<parser key>/`` (the key of ``fit_reliability.py``, which
+leaves the coefficients out), and the reliability is computed from them with the shipped
+coefficients exactly as the agent does, so a refit is validated without parsing again.
 """
 
 from __future__ import annotations
@@ -33,9 +36,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_parse import match_counts, prf, realfig_items  # noqa: E402
-from fit_reliability import auroc  # noqa: E402
+from fit_reliability import auroc, parse_key  # noqa: E402
 
-from sciflow.agents.reliability import SIGNALS  # noqa: E402
+from sciflow.agents.reliability import SIGNALS, load_coefficients, reliability_from_signals  # noqa: E402
+from sciflow.config import load_config  # noqa: E402
 from sciflow.format.graph import load_graph  # noqa: E402
 from sciflow.pipeline import Parser  # noqa: E402
 
@@ -72,23 +76,34 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=Path, default=Path("benchmarks/results/reliability.json"))
     ap.add_argument("--n-boot", type=int, default=2000)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--config", type=Path, default=None, help="a sciflow config TOML (e.g. the detector on)")
+    ap.add_argument("--cache", type=Path, default=Path(".sciflow-cache/reliability-realfig"))
     args = ap.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     for noisy in ("sciflow", "PIL", "rapidocr", "RapidOCR"):
         logging.getLogger(noisy).setLevel(logging.ERROR)
-    parser = Parser()
+    parser = Parser(load_config(args.config) if args.config else None)
+    coefficients = load_coefficients()
+    folder = args.cache / parse_key(parser)
+    folder.mkdir(parents=True, exist_ok=True)
     items = []
     for name, image, graph in realfig_items(args.realfig):
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            truth = load_graph(graph)
-        res = parser(image, item_id=name)
-        c = match_counts(res.graph, truth)
+        cached = folder / f"{name}.json"
+        if cached.is_file():
+            rec = json.loads(cached.read_text())
+        else:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                truth = load_graph(graph)
+            res = parser(image, item_id=name)
+            rec = {"signals": res.graph.meta["reliability_signals"], "counts": list(match_counts(res.graph, truth))}
+            cached.write_text(json.dumps(rec, sort_keys=True))
+        c = rec["counts"]
         f1 = prf(c[3], c[4], c[5])[2]
-        meta = res.graph.meta
-        items.append({"figure": name, "parse_reliability": meta["parse_reliability"], "edge_f1": round(f1, 4),
-                      "node_f1": round(prf(c[0], c[1], c[2])[2], 4), "signals": meta["reliability_signals"]})
-        log.info("%-24s reliability %.3f  edge-F1 %.3f", name, meta["parse_reliability"], f1)
+        r, model = reliability_from_signals(rec["signals"], coefficients)  # what the agent computes
+        items.append({"figure": name, "parse_reliability": r, "model": model, "edge_f1": round(f1, 4),
+                      "node_f1": round(prf(c[0], c[1], c[2])[2], 4), "signals": rec["signals"]})
+        log.info("%-24s reliability %.3f  edge-F1 %.3f", name, r, f1)
     r = np.array([it["parse_reliability"] for it in items], float)
     y = np.array([it["edge_f1"] for it in items], float)
     rho = boot(spearman, r, y, args.n_boot, args.seed)
@@ -97,7 +112,7 @@ def main(argv: list[str] | None = None) -> int:
         s: spearman(np.array([float(it["signals"][s]) for it in items]), y) for s in SIGNALS
     }
     doc = {
-        "command": "benchmarks/bench_reliability.py",
+        "command": "benchmarks/bench_reliability.py" + (f" --config {args.config}" if args.config else ""),
         "figures": len(items),
         "n_low": int((y < 0.5).sum()),
         "spearman_reliability_edge_f1": {**rho, "target": 0.6},

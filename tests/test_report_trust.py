@@ -46,9 +46,10 @@ def test_flagged_item_shows_badge_overlay_and_leaderboard_share(tmp_path):
     run = flagged_run(tmp_path / "low", 0.23)
     html = build_report([run], tmp_path / "report.html").read_text()
     assert "low parse reliability</span> the score may reflect the parser" in html
-    fig = re.search(r'<figure class="fig overlay reliability"><img alt="([^"]*)" src="data:image/png;base64,', html)
+    fig = re.search(r'<figure class="fig overlay reliability">(?:<a [^>]*>)?<img alt="([^"]*)"[^>]* src="data:image/',
+                    html)
     assert fig and fig.group(1).startswith("parse reliability 0.23: connectors attached at one end 0.50")
-    assert 'title="low: low parse reliability">?</span>' in html  # the item list marks it
+    assert re.search(r'class="badge low-reliability"[^>]*>\?</span>', html)  # the item list marks it
     assert re.search(r'<td class="num">1/1 <span class="muted">\(graph without: ', html)
     assert re.search(r'<span class="ci">\[\d\.\d{3}, \d\.\d{3}\]</span>', html)  # intervals on the means
 

@@ -85,7 +85,12 @@ def test_summarize_min_reliability_on_the_command_line(tmp_path, capsys):
     out = " ".join(capsys.readouterr().out.split())
     assert "parse reliability < 0.8 left out of the means" in out
     assert "1 of 3 parsed items below 0.5" in out
-    assert "0.700000" in (tmp_path / "lb.csv").read_text()
+    import csv
+
+    with (tmp_path / "lb.csv").open() as f:
+        lb = next(csv.DictReader(f))
+    assert (lb["graph"], lb["min_reliability"]) == ("0.700000", "0.800000")
+    assert lb["share_low_reliability"] == "0.333333" and lb["graph_without_low_reliability"] == "0.666667"
     with pytest.raises(SystemExit):
         main(["summarize", str(run), "--min-reliability", "1.5"])
     assert "expected a number in [0, 1]" in capsys.readouterr().err

@@ -54,7 +54,10 @@ entropy between ``r`` and the edge-F1 (a fractional-response logistic regression
 weighted equally, plus ``1e-3 * |w|^2``, under ``w >= 0`` (L-BFGS-B from zeros). The fitted
 values ship in ``sciflow/models/parse-reliability.json`` (with the fit's item counts and
 in-sample metrics); ``[parser.reliability] coefficients`` may point at another such file.
-A weight the fit set cannot inform (``layout_disagreement`` without a detector) stays 0.
+A weight the fit set cannot inform (``layout_disagreement`` without a detector) stays 0. A second
+model of the same form, ``with_layout``, is fitted the same way on parses made with the shipped
+layout detector switched on (``benchmarks/configs/detector.toml``, 30 items per style) and is
+used for a parse where the detector found boxes; ``reliability_signals["model"]`` says which.
 """
 
 from __future__ import annotations
@@ -103,6 +106,13 @@ def load_coefficients(path: str | Path | None = None) -> dict[str, Any]:
     else:
         raw = resources.files("sciflow.models").joinpath(COEFFICIENTS_FILE).read_text(encoding="utf-8")
     data = json.loads(raw)
+    out = _model(data)
+    if isinstance(data.get("with_layout"), Mapping):
+        out["with_layout"] = _model(data["with_layout"])
+    return out
+
+
+def _model(data: Mapping[str, Any]) -> dict[str, Any]:
     weights = {s: float(data.get("weights", {}).get(s, 0.0)) for s in SIGNALS}
     return {**data, "intercept": float(data.get("intercept", 0.0)), "weights": weights}
 
@@ -117,6 +127,13 @@ def estimate(signals: Mapping[str, float], coefficients: Mapping[str, Any]) -> f
         float(coefficients["weights"].get(s, 0.0)) * float(signals.get(s, 0.0)) for s in SIGNALS
     )
     return round(1.0 / (1.0 + math.exp(-max(-50.0, min(50.0, z)))), 4)
+
+
+def reliability_from_signals(signals: Mapping[str, Any], coefficients: Mapping[str, Any]) -> tuple[float, str]:
+    """``(r, model)``: the ``with_layout`` model when the detector found boxes (``signals["layout"]``)
+    and the coefficients have one, else the default model."""
+    model = coefficients.get("with_layout") if signals.get("layout") else None
+    return estimate(signals, model or coefficients), "with_layout" if model else "default"
 
 
 def _kept_nodes(d: Diagram) -> list[GroundedNode]:
@@ -280,9 +297,9 @@ class ReliabilityAgent:
         self.params = dict(params)
         self.ink_threshold = int(self.params.get("ink_threshold", 60))
         self.coefficients = load_coefficients(str(self.params.get("coefficients", "") or "") or None)
-        canon = json.dumps(
-            {"intercept": self.coefficients["intercept"], "weights": self.coefficients["weights"]}, sort_keys=True
-        )
+        wl = self.coefficients.get("with_layout") or {}
+        canon = json.dumps({"intercept": self.coefficients["intercept"], "weights": self.coefficients["weights"],
+                            "with_layout": [wl.get("intercept"), wl.get("weights")]}, sort_keys=True)
         self._hash = hashlib.sha256(canon.encode()).hexdigest()
 
     def fingerprint(self) -> dict[str, Any]:
@@ -293,7 +310,7 @@ class ReliabilityAgent:
         if diagram.graph is None:
             return
         signals, mask = reliability_signals(diagram, self.ink_threshold)
-        r = estimate(signals, self.coefficients)
+        r, signals["model"] = reliability_from_signals(signals, self.coefficients)
         meta = {**dict(diagram.graph.meta), "parse_reliability": r, "reliability_signals": signals,
                 "reliability_evidence": reliability_evidence(diagram, mask)}
         diagram.graph = dataclasses.replace(diagram.graph, meta=meta)

@@ -341,7 +341,10 @@ the run has (empty for a summary without intervals); ``n_<term>`` for an
     ``fallbacks`` (``;``-joined, "" for none), ``config`` (the config hash's first 12 hex
     digits), ``refs`` (the reference-set fingerprint's first 12 hex digits) and
     ``metric_version``, "?" when a run did not record one. A provenance value that differs
-    from the first run's ends in ``*`` (a run without fallbacks then reads ``none*``).
+    from the first run's ends in ``*`` (a run without fallbacks then reads ``none*``). Last,
+    ``share_low_reliability`` and ``graph_without_low_reliability`` (empty for a run that parsed
+    nothing) and ``min_reliability`` (``--min-reliability``, empty when not given;
+    :mod:`sciflow.runs.trust`).
     """
     out = []
     first = summaries[0] if summaries else {}
@@ -373,6 +376,10 @@ the run has (empty for a summary without intervals); ``n_<term>`` for an
         row["config"] = _marked(_config_value(s), "config", s, first)
         row["refs"] = _marked(_references_value(s) and s["references"]["sha256"][:12], "references", s, first)
         row["metric_version"] = _marked(_metric_value(s), "metric_version", s, first)
+        rel = s.get("reliability") or {}
+        row["share_low_reliability"] = rel.get("share_flagged")
+        row["graph_without_low_reliability"] = (rel.get("means_without_flagged") or {}).get("graph")
+        row["min_reliability"] = s.get("min_reliability")
         out.append(row)
     return out
 
