@@ -104,10 +104,12 @@ def _strict_problem(args: argparse.Namespace, config: Any) -> str | None:
     """Why strict mode refuses this run (one line), or None (:func:`sciflow.models.strict.check_strict`)."""
     from sciflow.models.strict import StrictError, check_strict
     from sciflow.runs.items import is_image, pair_items
+    from sciflow.runs.samples import expand_samples
 
     try:
         if getattr(args, "refs", None) is not None:  # score: the image models and the parser serve image predictions
-            images = any(is_image(i.prediction) for i in pair_items(args.pred_dir, args.refs)[0])
+            items = expand_samples(pair_items(args.pred_dir, args.refs)[0])  # samples <id>/<k>.png count too
+            images = any(is_image(i.prediction) for i in items)
             check_strict(config, image=images, parser=images)
         else:  # parse: the parser only
             check_strict(config, image=False, parser=True)
