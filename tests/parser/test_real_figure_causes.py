@@ -117,3 +117,51 @@ def test_thick_box_outlines_do_not_read_as_a_second_head(parser):
 def test_docstring_examples(name):
     result = doctest.testmod(importlib.import_module(name))
     assert result.attempted > 0 and result.failed == 0
+
+
+def _comp(mask):
+    from sciflow.agents.topology_coder.components import Comp
+
+    return Comp(0, 0, 0, mask.astype(bool), width=1.0, length=float(mask.shape[1]))
+
+
+def test_compare_ends_puts_the_head_at_the_wide_end_of_a_short_connector():
+    import numpy as np
+
+    from sciflow.agents.topology_coder.attach import Contact
+    from sciflow.agents.topology_coder.heads import compare_ends
+
+    line = np.zeros((21, 41), np.uint8)
+    line[10, :] = 1
+    headed = line.copy()
+    for k, x in enumerate(range(32, 41)):  # a filled head narrowing to its tip at x = 40
+        half = 4 - k // 2
+        headed[10 - half : 10 + half + 1, x] = 1
+    cts = [Contact(0, 0, 2.0, 10.0), Contact(0, 1, 38.0, 10.0)]
+    compare_ends(cts, {0: _comp(headed)}, [0])
+    assert [c.head for c in cts] == [False, True]
+    # mirrored: the head is at the first contact
+    cts = [Contact(0, 0, 2.0, 10.0), Contact(0, 1, 38.0, 10.0)]
+    compare_ends(cts, {0: _comp(headed[:, ::-1])}, [0])
+    assert [c.head for c in cts] == [True, False]
+    # a plain line, and a line wide at both ends (a bracket), have no head
+    for mask in (line, np.maximum(headed, headed[:, ::-1])):
+        cts = [Contact(0, 0, 2.0, 10.0), Contact(0, 1, 38.0, 10.0)]
+        compare_ends(cts, {0: _comp(mask)}, [0])
+        assert [c.head for c in cts] == [False, False]
+
+
+@pytest.mark.parametrize("gap", [26, 34])
+def test_a_short_arrow_with_a_small_head_on_the_outline_keeps_its_direction(parser, gap):
+    # Mermaid draws a small head whose tip lies on the next box's outline; between close
+    # boxes the head window is cut short and most of the head sits under the outline mask
+    c = Canvas(520, 140)
+    c.d.rectangle((30, 40, 210, 100), outline="#9370db", width=1, fill="#ececff")
+    c.d.text((120, 70), "Point Cloud", font=font(), fill="black", anchor="mm")
+    x1 = 210 + gap
+    c.d.rectangle((x1, 40, x1 + 180, 100), outline="#9370db", width=1, fill="#ececff")
+    c.d.text((x1 + 90, 70), "Text Backbone", font=font(), fill="black", anchor="mm")
+    c.d.line([(211, 70), (x1 - 6, 70)], fill="#333333", width=1)
+    c.d.polygon([(x1, 70), (x1 - 9, 65), (x1 - 9, 75)], fill="#333333")
+    g = parser(c.array()).graph
+    assert edges_by_label(g) == {("point cloud", "text backbone")}

@@ -35,8 +35,14 @@ Backends (``[parser.shape_hunter] backend``), registered in :data:`BACKENDS`:
      to the outline's sharp tips (:func:`_diamond_tips`).
   6. ``parent`` is the smallest other shape whose outline contains this shape's bbox.
   8. Frames: rectangles assembled from long straight ink runs (at least ``frame_len`` x the
-     text height): top and bottom runs with matching ends plus left and right runs covering
-     60 % of the height. They catch containers whose interior is cut by connectors; a frame
+     text height; ink pieces lying wholly inside an OCR line box are left out): top and
+     bottom runs with matching ends plus left and right runs covering 60 % of the height.
+     Dashed and dotted sides count: gaps of up to ``frame_dash_gap`` text heights are closed
+     along the run's direction, on the ink outside the solid straight runs only (so solid
+     lines side by side are never joined). Rounded corners: the sides may lie up to one text
+     height outside the ends of the top and bottom runs; that inset is the corner radius,
+     and the frame's outline is the rounded rectangle (kind ``rounded``), so the connector
+     masks cover its corner arcs. They catch containers whose interior is cut by connectors; a frame
      overlapping a region shape (IoU > 0.8, or holding it within ``max(6, 0.4 th)`` px on
      every side: a thick outline) is not added twice.
   9. Pictures: solid blobs and photos survive a morphological opening that removes strokes

@@ -21,7 +21,12 @@ Backend ``strokes`` (default), exact behaviour (``th`` = median OCR line height)
    same container band within the band width plus two contact radii are one stroke crossing
    the outline (joined, contacts dropped); two contacts on the same free text whose strokes
    leave in opposite directions along the line joining them are one stroke passing under
-   the text (joined, dropped). A remaining end on a container outline goes to the node inside
+   the text (joined, dropped). The same holds for an *inline label box* (a
+   drawn box holding one text line tightly: at most 1.8 line heights tall, at most ``2 th``
+   wider than the line, with no outline of its own) when neither contact carries a head; a bend just outside the label
+   is allowed for it (contacts on opposite sides, both strokes leaving away from the box).
+   A label box whose every contact was bridged becomes free text (and so the connector's
+   label in step 6). A remaining end on a container outline goes to the node inside
    that container nearest to it (within ``2.5 th``), else stays on a titled container, else
    is dropped. A connector end that stops short of everything is followed along its tangent
    for ``extend * th`` px and attached to the first candidate it reaches. On connectors
@@ -34,8 +39,10 @@ Backend ``strokes`` (default), exact behaviour (``th`` = median OCR line height)
    ``1.15 w R`` or 1.25 x the ink of the next ``R`` px of the stroke (thin diagonal lines),
    and the spread reaches both sides of the head's axis (each side >= 25 %; a polyline
    corner near the node spreads to one side only) (``w``: the length-weighted median stroke
-   width, from the distance transform
-   on the skeleton); this holds for filled, open and chevron heads. The area bound uses
+   width, from the distance transform on the skeleton); this holds for filled, open and
+   chevron heads. Strokes fanning out of one point spread like a head: a contact whose
+   connector crosses the ring of radius ``1.5 R`` in two or more separate arcs (a head's
+   shaft crosses it once) has no head. The area bound uses
    ``min(R, L + 1)`` for ``R`` where ``L`` is the farthest window pixel (a stroke cut short by
    an edge label's mask). A contact on a shape without such a head is looked at again on
    the unmasked ink within ``R`` outside the node's interior (polygon eroded by ``w + 2``):
@@ -44,7 +51,12 @@ Backend ``strokes`` (default), exact behaviour (``th`` = median OCR line height)
    Layout Detector (``diagram.layout``), a detected ``arrowhead`` (score >=
    ``layout_min_conf``) whose box, grown by ``R / 2``, holds the contact makes it a head;
    ``layout_veto_margin`` > 0 also drops a geometric head that passed its test by less than
-   that margin with no detection near it.
+   that margin with no detection near it. The hidden-head area is measured again at the two
+   points of the node's outline ``2 R`` away on either side and the smaller is subtracted (a
+   thick outline survives the opening too). A two-contact connector with no head at either
+   end after all this is split at its middle: when one half spreads across the line joining
+   the contacts at least ``max(2.5 w, w + 3)`` and 1.6 x the other half, which stays under
+   that bound, that end is the head (a short arrow whose head sits under the outline mask).
 5. Edges per connector: on a connector with 3+ contacts, some with and some without a
    head, each tail gets an edge to every head its path reaches along the connector's
    skeleton (see :func:`~sciflow.agents.topology_coder.reach.reachability`: straight on
@@ -57,7 +69,8 @@ Backend ``strokes`` (default), exact behaviour (``th`` = median OCR line height)
    which case the line flows into (resp. out of) the operator; otherwise nothing.
 6. Edge confidence = ``0.6 + 0.4 x`` the head's evidence margin, times 0.9 for dashed or
    dotted connectors. Free text labels that are not edge ends and lie within
-   ``label_dist * th`` of exactly one connector with exactly one edge become its label.
+   ``label_dist * th`` of exactly one connector with exactly one edge become its label. Hyphens at
+   either end of such a label (the line read as glyphs) are stripped.
 
 Each step is a module of plain functions (:mod:`.masks` 1, :mod:`.components` and
 :mod:`.dashes` 2, :mod:`.attach`, :mod:`.frames` and :mod:`.underpass` 3, :mod:`.heads` 4,

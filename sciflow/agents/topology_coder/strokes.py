@@ -28,7 +28,14 @@ from sciflow.agents.topology_coder.components import Comp, ink_components, union
 from sciflow.agents.topology_coder.dashes import bridge_dashes
 from sciflow.agents.topology_coder.edges import connector_edges, plain_to_operators
 from sciflow.agents.topology_coder.frames import bridge_containers, retarget_container_ends
-from sciflow.agents.topology_coder.heads import arrowhead, detected_head, double_heads, hidden_head, loose_pieces
+from sciflow.agents.topology_coder.heads import (
+    arrowhead,
+    compare_ends,
+    detected_head,
+    double_heads,
+    hidden_head,
+    loose_pieces,
+)
 from sciflow.agents.topology_coder.labels import edge_labels
 from sciflow.agents.topology_coder.masks import stroke_masks
 from sciflow.agents.topology_coder.reach import reachability
@@ -82,7 +89,7 @@ class StrokeTopology:
         dashed_groups = bridge_dashes(comps, gap, find, parent, labels, bridges)
         band_w = 2 * self.node_pad + 3
         contacts = bridge_containers(contacts, targets, band_w, r_contact, find, parent, bridges)
-        contacts = bridge_text(contacts, comps, targets, th, self.head, find, parent, bridges, d.text_lines)
+        contacts = bridge_text(contacts, comps, targets, th, self.head, find, parent, bridges, d.text_lines, d.image)
         contacts = retarget_container_ends(contacts, targets, th)
         groups: dict[int, list[int]] = {}
         for i in sorted(comps):
@@ -155,3 +162,4 @@ class StrokeTopology:
             if d.layout:
                 detected_head(d, ct, th, limit, self.head, self.layout_min_conf, self.layout_veto_margin)
         double_heads(cts)
+        compare_ends(cts, comps, members)

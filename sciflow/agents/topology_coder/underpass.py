@@ -7,7 +7,9 @@ joining them are one stroke passing under the text (joined, contacts dropped).
 An edge label often sits in its own small filled box that interrupts the line (Mermaid,
 draw.io, many paper figures). Such an *inline label box* is a drawn shape that holds exactly
 one text line and fits it tightly: at most ``1.8`` line heights tall and at most ``2 th``
-wider than the line (a node's box has a padding of about a text height on every side). The
+wider than the line (a node's box has a padding of about a text height on every side), and
+it has no outline of its own (:func:`has_outline`: a label's background is a flat patch of
+colour, a node's box is drawn with a border). The
 same pass-through test applies to it, and in addition neither of the two contacts may carry
 an arrowhead (a connector that ends with a head on a small box feeds that box). A label box
 whose every contact was bridged is no longer a node: it becomes free text, and step 6 makes
@@ -20,6 +22,8 @@ import dataclasses
 import logging
 import math
 from collections.abc import Callable
+
+import numpy as np
 
 from sciflow.agents.diagram import GroundedNode, TextBox
 from sciflow.agents.topology_coder.attach import Contact, direction
@@ -66,13 +70,17 @@ def bridge_text(
     parent: dict[int, int],
     bridges: list[tuple[float, float, float, float]],
     text_lines: tuple[TextBox, ...] | list[TextBox] = (),
+    image: np.ndarray | None = None,
 ) -> list[Contact]:
     """Join the pieces of strokes passing under a free text or through an inline label box
     and drop their contacts there (the stroke direction at every such contact is set on the
     way, see :func:`~sciflow.agents.topology_coder.attach.direction`). Label boxes whose every
     contact was bridged are turned into free text in ``targets`` (their index is kept)."""
     lines = {t.id: t for t in text_lines}
-    boxes = {k for k, n in enumerate(targets) if is_label_box(n, lines, th)}
+    boxes = {
+        k for k, n in enumerate(targets)
+        if is_label_box(n, lines, th) and (image is None or not has_outline(image, n.bbox))
+    }
     passable = {k for k, n in enumerate(targets) if n.kind == "text"} | boxes
     for ct in contacts:
         if ct.target in passable:
@@ -107,10 +115,37 @@ def bridge_text(
     return kept
 
 
+def has_outline(image: np.ndarray, bbox: tuple[float, float, float, float], thr: int = 40, depth: int = 5) -> bool:
+    """Whether the box ``bbox`` of ``image`` has a drawn outline: along most of its perimeter
+    (over half of the positions), some pixel of the outer ``depth`` px (a box's outline may
+    lie a few px inside its grown bbox) differs from the interior's median colour by more
+    than ``thr`` (max channel). A node's box is outlined; an edge label's background box is a
+    flat patch of colour.
+
+    >>> img = np.full((40, 60, 3), 255, np.uint8)
+    >>> img[10:30, 10:50] = 230
+    >>> has_outline(img, (8, 8, 52, 32))
+    False
+    >>> img[10:30, 10] = img[10:30, 49] = img[10, 10:50] = img[29, 10:50] = 0
+    >>> has_outline(img, (8, 8, 52, 32))
+    True
+    """
+    x0, y0, x1, y1 = (int(round(v)) for v in bbox)
+    crop = image[max(0, y0) : y1, max(0, x0) : x1].astype(np.int16)
+    k = depth
+    if crop.shape[0] < 2 * k + 2 or crop.shape[1] < 2 * k + 2:
+        return False
+    fill = np.median(crop[k:-k, k:-k].reshape(-1, 3), axis=0)
+    diff = np.abs(crop - fill).max(axis=2) > thr
+    sides = [diff[:k].any(axis=0), diff[-k:].any(axis=0), diff[:, :k].any(axis=1), diff[:, -k:].any(axis=1)]
+    return bool(np.concatenate(sides).mean() > 0.5)
+
+
 def _across(a: Contact, b: Contact, box: tuple[float, float, float, float]) -> bool:
-    """Two contacts on opposite sides of ``box`` whose strokes both leave away from it (within
-    90 degrees of the outward direction): a line that bends right before or after its label
-    (a rounded elbow) still runs through it.
+    """Two contacts on opposite sides of ``box``, on a line through its middle (off it by at
+    most a quarter of the box's extent across that line), whose strokes both leave away from
+    it (within 90 degrees of the outward direction): a line that bends right before or after
+    its label (a rounded elbow) still runs through it.
 
     >>> a = Contact(0, 0, 10.0, 20.0, out_dir=(-0.6, -0.8))
     >>> b = Contact(1, 0, 50.0, 20.0, out_dir=(1.0, 0.0))
@@ -120,6 +155,9 @@ def _across(a: Contact, b: Contact, box: tuple[float, float, float, float]) -> b
     False
     >>> _across(a, Contact(1, 0, 50.0, 20.0, out_dir=(-1.0, 0.0)), (10, 10, 50, 30))
     False
+    >>> _across(Contact(0, 0, 10.0, 12.0, out_dir=(-0.7, 0.7)), Contact(1, 0, 50.0, 12.0, out_dir=(0.7, 0.7)),
+    ...         (10, 10, 50, 30))
+    False
     """
     cx, cy = 0.5 * (box[0] + box[2]), 0.5 * (box[1] + box[3])
     vx, vy = b.x - a.x, b.y - a.y
@@ -128,6 +166,13 @@ def _across(a: Contact, b: Contact, box: tuple[float, float, float, float]) -> b
         return False
     t = ((cx - a.x) * vx + (cy - a.y) * vy) / L2
     if not 0.25 <= t <= 0.75:  # the box's middle is not between them
+        return False
+    # the line through them runs through the box's middle (an undetected outline around a
+    # text touches it at two corners, off the middle)
+    L = math.sqrt(L2)
+    off = abs((cx - a.x) * vy - (cy - a.y) * vx) / L
+    extent = abs(vy) / L * (box[2] - box[0]) + abs(vx) / L * (box[3] - box[1])
+    if off > 0.25 * extent:
         return False
     for ct in (a, b):
         ox, oy = ct.x - cx, ct.y - cy
