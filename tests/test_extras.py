@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import builtins
 import doctest
 import importlib
+import sys
 
 import pytest
 
@@ -14,15 +14,10 @@ from sciflow.format.extras import EXTRAS, MissingExtra, require
 
 
 def _hide(monkeypatch: pytest.MonkeyPatch, *names: str) -> None:
-    """Make ``import NAME`` (and its submodules) fail as if the package were not installed."""
-    real = builtins.__import__
-
-    def fake(name, *args, **kwargs):
-        if name.split(".")[0] in names:
-            raise ModuleNotFoundError(f"No module named {name!r}")
-        return real(name, *args, **kwargs)
-
-    monkeypatch.setattr(builtins, "__import__", fake)
+    """Make ``import NAME`` fail as if the package were not installed (a ``None`` entry in
+    ``sys.modules`` makes every import of it raise ``ImportError``, imported before or not)."""
+    for name in names:
+        monkeypatch.setitem(sys.modules, name, None)
 
 
 def test_docstring_examples():
