@@ -165,3 +165,28 @@ def test_a_short_arrow_with_a_small_head_on_the_outline_keeps_its_direction(pars
     c.d.polygon([(x1, 70), (x1 - 9, 65), (x1 - 9, 75)], fill="#333333")
     g = parser(c.array()).graph
     assert edges_by_label(g) == {("point cloud", "text backbone")}
+
+
+def test_adjacent_dashed_frames_are_each_found_with_their_own_sides(parser):
+    # two dashed frames side by side (a neighbour's side lies within a corner radius), each
+    # with a box whose bottom outline runs close to the frame's bottom
+    c = Canvas(900, 330)
+    dashed_rounded_frame(c, (300, 20, 580, 300))
+    dashed_rounded_frame(c, (600, 20, 880, 300))
+    c.text("Client 1", 440, 42, size=16)
+    c.text("Client 2", 740, 42, size=16)
+    c.box("Local SGD 1", 360, 110, w=160)
+    c.box("Local Model 1", 360, 236, w=160)
+    c.box("Local SGD 2", 660, 110, w=160)
+    c.box("Local Model 2", 660, 236, w=160)
+    c.box("Sampler", 30, 135, w=140)
+    c.arrow([(440, 160), (440, 236)])
+    c.arrow([(740, 160), (740, 236)])
+    c.arrow([(170, 150), (360, 135)])
+    g = parser(c.array()).graph
+    assert sorted(grp.label for grp in g.groups) == ["Client 1", "Client 2"]
+    assert labels(g) == {"sampler", "local sgd 1", "local model 1", "local sgd 2", "local model 2"}
+    assert edges_by_label(g) == {("sampler", "local sgd 1"), ("local sgd 1", "local model 1"),
+                                 ("local sgd 2", "local model 2")}
+    boxes = {grp.label: grp.bbox for grp in g.groups}
+    assert abs(boxes["Client 1"][3] - 300) <= 4 and abs(boxes["Client 2"][0] - 600) <= 4

@@ -40,7 +40,7 @@ class OpenCVShapes(FrameSteps, RegionSteps, ShapeBackend):
         self.merge_gap = int(p.get("merge_gap", 9))
         self.surround_frac = float(p.get("surround_frac", 0.75))
         self.frame_len = float(p.get("frame_len", 3.0))
-        self.frame_dash_gap = float(p.get("frame_dash_gap", 1.0))
+        self.frame_dash_gap = float(p.get("frame_dash_gap", 0.6))
 
     def fingerprint(self) -> dict[str, Any]:
         return {"backend": "opencv", "opencv": cv2.__version__, "version": 2}  # 2: dashed, rounded frames

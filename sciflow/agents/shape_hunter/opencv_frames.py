@@ -34,6 +34,17 @@ def rounded_rect(box: BBox, r: float, steps: int = 4) -> tuple[tuple[float, floa
     return tuple(pts)
 
 
+def _side_error(v: tuple[float, float, float], r: float, yt: float, yb: float) -> float:
+    """How far the ends of the vertical run ``v = (x, y0, y1)`` are from where a frame side
+    with corner radius ``r`` between the top ``yt`` and bottom ``yb`` would end.
+
+    >>> _side_error((10.0, 20.0, 80.0), 10.0, 10.0, 90.0)
+    0.0
+    """
+    r = max(0.0, r)
+    return abs(v[1] - (yt + r)) + abs(v[2] - (yb - r))
+
+
 def _without_glyphs(ink: np.ndarray, text_lines: list[TextBox]) -> np.ndarray:
     """``ink`` minus every 8-connected piece lying wholly inside an OCR line box (+2 px to the
     sides, its top and bottom 20 % left out): the glyphs, never the dashes of a frame side
@@ -130,7 +141,7 @@ class FrameSteps:
         tol = max(6.0, 0.8 * th)
         # a rounded corner starts the top and bottom runs up to its radius inside the sides
         corner = th
-        frames: list[tuple[float, float, float, float, int]] = []
+        frames: list[tuple[float, float, float, float, int, float]] = []
         for yt, tx0, tx1 in H:
             for yb, bx0, bx1 in H:
                 if yb <= yt + L / 2 or abs(tx0 - bx0) > tol or abs(tx1 - bx1) > tol:
@@ -153,14 +164,20 @@ class FrameSteps:
                     and v[2] - v[1] >= 0.6 * (yb - yt) - 2 * tol
                 ]
                 if left and right:
-                    lx = min(v[0] for v in left)
-                    rx = max(v[0] for v in right)
-                    # the corner radius: how far inside the sides the straight top and bottom start
+                    # each side is the run whose ends best meet the corners: a rounded frame's
+                    # side runs from yt + r to yb - r, r being how far inside the sides the top
+                    # and bottom start (a neighbouring frame's side or a box's outline nearby
+                    # ends elsewhere)
+                    lv = min(left, key=lambda v: (_side_error(v, x0 - v[0], yt, yb), v))
+                    rv = min(right, key=lambda v: (_side_error(v, v[0] - x1, yt, yb), v))
+                    lx, rx = lv[0], rv[0]
+                    err = _side_error(lv, x0 - lx, yt, yb) + _side_error(rv, rx - x1, yt, yb)
                     r = max(0.0, min(x0 - lx, rx - x1, 0.5 * (yb - yt)))
-                    frames.append((lx - 1, yt - 1, rx + 2, yb + 2, round(r)))
+                    frames.append((lx - 1, yt - 1, rx + 2, yb + 2, round(r), err))
         out = list(shapes)
         m = max(6.0, 0.4 * th)
         radius = {f[:4]: f[4] for f in sorted(frames)}
+        side_error = {f[:4]: f[5] for f in sorted(frames, key=lambda f: -f[5])}  # the best reading of each box
         frames_b: list[BBox] = [f[:4] for f in frames]
         for fb in sorted(set(frames_b)):
             if any(
@@ -175,7 +192,14 @@ class FrameSteps:
                 for s in out
             ):
                 continue  # the outline of a shape already found (thick borders)
-            if any(_iou(fb, f) > 0.8 for f in frames_b if f < fb):
+            # near-duplicates (IoU > 0.8): the one whose sides best meet its corners is kept (a
+            # frame closed by the outline of a box inside it, or reaching a neighbour's side,
+            # does not); ties go to the larger
+            if any(
+                _iou(fb, f) > 0.8 and (side_error[f], -_box_area(f), f) < (side_error[fb], -_box_area(fb), fb)
+                for f in frames_b
+                if f != fb
+            ):
                 continue
             x0, y0, x1, y1 = (int(round(v)) for v in fb)
             inner = image[y0 + 4 : y1 - 4, x0 + 4 : x1 - 4]

@@ -9,6 +9,7 @@ edges (:mod:`.edges`, :mod:`.reach`) and edge labels (:mod:`.labels`).
 
 from __future__ import annotations
 
+import logging
 import math
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -40,6 +41,8 @@ from sciflow.agents.topology_coder.labels import edge_labels
 from sciflow.agents.topology_coder.masks import stroke_masks
 from sciflow.agents.topology_coder.reach import reachability
 from sciflow.agents.topology_coder.underpass import bridge_text
+
+log = logging.getLogger(__name__)
 
 
 class StrokeTopology:
@@ -106,6 +109,9 @@ class StrokeTopology:
             cts = merge_same_target(by_group.get(g, []))
             cts = shapes_win(cts, targets, th, self.head)
             self._read_heads(d, cts, members, comps, groups, find, raw, targets, th)
+            if log.isEnabledFor(logging.DEBUG) and cts:
+                log.debug("connector %d (%d pieces): %s", g, len(members),
+                          [(targets[c.target].label[:20], round(c.x), round(c.y), c.head) for c in cts])
             style = "solid"
             if g in dashed_groups:
                 style = dashed_groups[g]
