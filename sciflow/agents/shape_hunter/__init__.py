@@ -45,8 +45,9 @@ Backends (``[parser.shape_hunter] backend``), registered in :data:`BACKENDS`:
      masks cover its corner arcs. Of the runs that qualify as a side, the one whose ends best
      meet the corners (from ``yt + r`` to ``yb - r``) is taken, and of near-duplicate frames
      (IoU > 0.8) the one whose sides fit best: a neighbouring frame's side, or a box's
-     outline running close to the frame's bottom, ends elsewhere. They catch containers whose interior is cut by connectors; a frame
-     overlapping a region shape (IoU > 0.8, or holding it within ``max(6, 0.4 th)`` px on
+     outline running close to the frame's bottom, ends elsewhere. They catch containers
+     whose interior is cut by connectors; a frame overlapping a region shape (IoU > 0.8,
+     or holding it within ``max(6, 0.4 th)`` px on
      every side: a thick outline) is not added twice.
   9. Pictures: solid blobs and photos survive a morphological opening that removes strokes
      and text; see :meth:`OpenCVShapes._add_blobs`.

@@ -40,9 +40,7 @@ Backend ``strokes`` (default), exact behaviour (``th`` = median OCR line height)
    and the spread reaches both sides of the head's axis (each side >= 25 %; a polyline
    corner near the node spreads to one side only) (``w``: the length-weighted median stroke
    width, from the distance transform on the skeleton); this holds for filled, open and
-   chevron heads. Strokes fanning out of one point spread like a head: a contact whose
-   connector crosses the ring of radius ``1.5 R`` in two or more separate arcs (a head's
-   shaft crosses it once) has no head. The area bound uses
+   chevron heads. The area bound uses
    ``min(R, L + 1)`` for ``R`` where ``L`` is the farthest window pixel (a stroke cut short by
    an edge label's mask). A contact on a shape without such a head is looked at again on
    the unmasked ink within ``R`` outside the node's interior (polygon eroded by ``w + 2``):

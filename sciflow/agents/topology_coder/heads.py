@@ -7,12 +7,10 @@ the connector's nearest other contact), the spread across the stroke direction i
 ``R`` px of the stroke (thin diagonal lines), and the spread reaches both sides of the head's
 axis (each side >= 25 %; a polyline corner near the node spreads to one side only) (``w``:
 the length-weighted median stroke width); this holds for filled, open and chevron heads
-(:func:`arrowhead`). Strokes that fan out of one point spread like a head, so a contact
-whose connector still crosses the ring of radius ``1.5 R`` in two or more separate arcs
-(:func:`ring_arcs`; a head's shaft crosses it once) has no head. A contact on a shape
-without such a head is looked at again on the unmasked ink (:func:`hidden_head`); a Layout
-Detector's arrowheads are fused in (:func:`detected_head`); two heads on a two-contact
-connector are both kept only when they look alike (:func:`double_heads`); a short
+(:func:`arrowhead`). A contact on a shape without such a head is looked at again on the
+unmasked ink (:func:`hidden_head`); a Layout Detector's arrowheads are fused in
+(:func:`detected_head`); two heads on a two-contact connector are both kept only when they
+look alike (:func:`double_heads`); a short
 two-contact connector with no head is read by comparing its two ends (:func:`compare_ends`).
 """
 
@@ -102,10 +100,7 @@ def arrowhead(
     shaft = (dd > R) & (dd <= 2 * R)
     if shaft.sum() >= 0.5 * R:  # compare with the same length of this stroke's own shaft
         need_area = min(need_area, 1.25 * float(shaft.sum()))
-    # strokes fanning out of one point (a Graphviz port with several edges) spread across the
-    # window too, but beyond it they are still separate lines, where a head's shaft is one
-    diverging = ring_arcs(dx, dy, 1.5 * R, max(1.5, w)) >= 2
-    ct.head = spread >= need_spread and area >= need_area and symmetric and not diverging
+    ct.head = spread >= need_spread and area >= need_area and symmetric
     ct.spread = spread
     log.debug(
         "contact %s at (%.0f,%.0f): w=%.1f R=%.1f spread=%.1f/%.1f area=%.0f/%.0f head=%s",
@@ -121,26 +116,6 @@ def arrowhead(
         ct.head,
     )
     ct.margin = float(min(1.0, abs(spread - need_spread) / need_spread))
-
-
-def ring_arcs(dx: np.ndarray, dy: np.ndarray, r: float, half_width: float, min_gap_deg: float = 25.0) -> int:
-    """How many separate arcs the pixels at offsets ``(dx, dy)`` form on the ring of radius
-    ``r`` (those within ``half_width`` of it), arcs being split by angular gaps over
-    ``min_gap_deg``.
-
-    >>> import numpy as np
-    >>> t = np.linspace(0, 30, 31)
-    >>> ring_arcs(t, 0 * t, 20.0, 1.5)  # one line leaving the centre
-    1
-    >>> ring_arcs(np.r_[t, t * 0.7], np.r_[0 * t, t * 0.7], 20.0, 1.5)  # two lines, 45 degrees apart
-    2
-    """
-    on = np.abs(np.hypot(dx, dy) - r) <= half_width
-    if not on.any():
-        return 0
-    ang = np.sort(np.degrees(np.arctan2(dy[on], dx[on])) % 360.0)
-    gaps = np.diff(np.r_[ang, ang[0] + 360.0])
-    return max(1, int((gaps > min_gap_deg).sum()))
 
 
 def loose_pieces(
