@@ -8,7 +8,9 @@ agents in order. Same image + same config -> identical graph.
 With ``debug_dir``, after each agent the pipeline writes ``<item>.<k>_<agent>.png``: a faded
 copy of the working image (:func:`sciflow.agents.overlay.faded`) on which the agent draws what
 it added with its own ``draw_overlay(diagram, canvas)``. An agent without that method still
-gets its file, the plain faded copy, so there is one overlay per agent; the pipeline knows no
+gets its file, the plain faded copy, so there is one overlay per agent. Every file has a title
+band on top (item, step, agent and backend) and a legend of the colours the agent draws with
+(its ``overlay_legend``: ``(meaning, colour)`` pairs); the pipeline knows no
 agent's drawing, and adding an agent never edits it.
 """
 
@@ -36,7 +38,7 @@ from sciflow.agents import (  # noqa: F401
     topology_coder,
 )
 from sciflow.agents.diagram import Diagram
-from sciflow.agents.overlay import faded
+from sciflow.agents.overlay import faded, framed
 from sciflow.agents.registry import AGENTS
 from sciflow.config import Config
 from sciflow.format.graph import DiagramGraph
@@ -130,6 +132,9 @@ class Parser:
                 draw = getattr(agent, "draw_overlay", None)
                 if draw is not None:
                     draw(d, canvas)
+                backend = getattr(agent, "backend_name", None)
+                title = f"{item_id} - step {i + 1}: {aname}" + (f" ({backend})" if backend else "")
+                canvas = framed(canvas, title, tuple(getattr(agent, "overlay_legend", ())))
                 cv2.imwrite(str(debug_dir / f"{item_id}.{i + 1}_{aname}.png"), canvas[:, :, ::-1])
         if d.graph is None:
             raise RuntimeError("the parser config has no graph_architect agent: nothing built the graph")

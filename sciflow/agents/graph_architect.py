@@ -143,6 +143,7 @@ def _scale(b: BBox, s: float) -> tuple[float, float, float, float]:
 
 @AGENTS.register("graph_architect")
 class GraphArchitect(BackendAgent):
+    overlay_legend = (("graph node", overlay.GREEN), ("graph edge", overlay.RED))
     """The Graph Architect agent; sets ``diagram.graph``."""
 
     backends = BACKENDS

@@ -355,6 +355,7 @@ def _area(b: tuple[float, ...]) -> float:
 
 @AGENTS.register("grounder")
 class Grounder(BackendAgent):
+    overlay_legend = (("node", overlay.GREEN), ("candidate (free text, icon, container)", overlay.GREY))
     """The Grounder agent; fills ``diagram.nodes``, ``diagram.groups``, ``diagram.free_text``."""
 
     backends = BACKENDS

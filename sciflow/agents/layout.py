@@ -369,6 +369,7 @@ class YOLOLayout:
 
 @AGENTS.register("layout")
 class LayoutDetector(BackendAgent):
+    overlay_legend = (("detected box, with its class", overlay.PURPLE),)
     """The Layout Detector agent; fills ``diagram.layout``."""
 
     backends = BACKENDS

@@ -38,3 +38,31 @@ def centre_arrow(canvas: np.ndarray, a: Any, b: Any, color: tuple[int, int, int]
     pa = (int((a[0] + a[2]) / 2), int((a[1] + a[3]) / 2))
     pb = (int((b[0] + b[2]) / 2), int((b[1] + b[3]) / 2))
     cv2.arrowedLine(canvas, pa, pb, color, 2, tipLength=0.05)
+
+
+#: height of the title band :func:`framed` adds above an overlay
+TITLE_BAND = 34
+
+
+def framed(canvas: np.ndarray, title: str, legend: tuple[tuple[str, tuple[int, int, int]], ...] = ()) -> np.ndarray:
+    """``canvas`` with a white band on top holding ``title`` and, after it, one colour swatch
+    per ``(meaning, colour)`` of ``legend``; the drawing itself is unchanged below the band
+    (so coordinates in it are the working image's plus :data:`TITLE_BAND` in y).
+
+    >>> out = framed(np.zeros((10, 400, 3), np.uint8), "step 1: text_spotter", (("OCR line", BLUE),))
+    >>> out.shape
+    (44, 400, 3)
+    """
+    h, w = canvas.shape[:2]
+    band = np.full((TITLE_BAND, w, 3), 255, np.uint8)
+    cv2.putText(band, title.encode("ascii", "replace").decode()[:80], (6, 14), cv2.FONT_HERSHEY_SIMPLEX, 0.45,
+                BLACK, 1, cv2.LINE_AA)
+    x = 6
+    for meaning, color in legend:
+        if x > w - 40:
+            break
+        cv2.rectangle(band, (x, 20), (x + 12, 30), color, -1)
+        label = meaning.encode("ascii", "replace").decode()[:60]
+        cv2.putText(band, label, (x + 16, 29), cv2.FONT_HERSHEY_SIMPLEX, 0.38, BLACK, 1, cv2.LINE_AA)
+        x += 24 + cv2.getTextSize(label, cv2.FONT_HERSHEY_SIMPLEX, 0.38, 1)[0][0]
+    return np.vstack([band, canvas])

@@ -292,6 +292,13 @@ class ReliabilityAgent:
     ``ink_threshold`` (as the other agents')."""
 
     backend_name = "logistic"
+    overlay_legend = (
+        ("unexplained ink", overlay.RED),
+        ("connector attached at one end", overlay.ORANGE),
+        ("connector without a head", overlay.BLUE),
+        ("node found by one agent", overlay.PURPLE),
+        ("isolated node", overlay.GREY),
+    )
 
     def __init__(self, params: Mapping[str, Any]):
         self.params = dict(params)

@@ -400,6 +400,7 @@ def make_label(label_id: int, members: list[TextBox]) -> TextLabel:
 
 @AGENTS.register("text_spotter")
 class TextSpotter(BackendAgent):
+    overlay_legend = (("OCR line", overlay.BLUE), ("label (grouped lines)", overlay.RED))
     """The Text Spotter agent; fills ``diagram.text_lines`` and ``diagram.text_labels``."""
 
     backends = BACKENDS

@@ -96,7 +96,26 @@ def test_an_agent_without_draw_overlay_gets_the_plain_faded_image(parser, tmp_pa
     names = sorted(f.name for f in tmp_path.glob("toy.*.png"))
     assert len(names) == len(parser.agents) + 1
     work, _ = fit_working_size(c.array(), max_side=p.max_side, min_side=p.min_side)
+    band = overlay.TITLE_BAND
     blank = cv2.imread(str(tmp_path / f"toy.{len(parser.agents) + 1}_blank.png"))[:, :, ::-1]
-    assert (blank == overlay.faded(work)).all()
+    assert (blank[band:] == overlay.faded(work)).all()  # below the title band, untouched
     drawn = cv2.imread(str(tmp_path / "toy.4_grounder.png"))[:, :, ::-1]
-    assert (drawn != overlay.faded(work)).any()
+    assert (drawn[band:] != overlay.faded(work)).any()
+
+
+def test_every_overlay_has_a_title_band_and_the_agents_legend(parser, tmp_path):
+    c = Canvas(620, 160)
+    c.box("Encoder", 30, 50)
+    c.box("Decoder", 420, 50)
+    c.arrow([(180, 75), (420, 75)])
+    parser(c.array(), item_id="toy", debug_dir=tmp_path)
+    work, _ = fit_working_size(c.array(), max_side=parser.max_side, min_side=parser.min_side)
+    topo = cv2.imread(str(tmp_path / "toy.5_topology_coder.png"))[:, :, ::-1]
+    assert topo.shape[0] == work.shape[0] + overlay.TITLE_BAND and topo.shape[1] == work.shape[1]
+    band = topo[: overlay.TITLE_BAND]
+    assert (band < 100).all(axis=2).any()  # the title is written in black
+    # one swatch per legend entry, in the entry's colour
+    from sciflow.agents.topology_coder import TopologyCoder
+
+    for _meaning, color in TopologyCoder.overlay_legend:
+        assert (np.abs(band.astype(int) - np.array(color)).max(axis=2) == 0).sum() >= 100

@@ -167,6 +167,7 @@ __all__ = [
 
 @AGENTS.register("shape_hunter")
 class ShapeHunter(BackendAgent):
+    overlay_legend = (("shape outline (a colour per shape), with its kind", PALETTE[2]), ("operator", RED))
     """The Shape Hunter agent; fills ``diagram.shapes`` and ``diagram.operators``."""
 
     backends = BACKENDS

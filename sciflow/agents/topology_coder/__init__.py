@@ -81,7 +81,7 @@ import cv2
 import numpy as np
 
 from sciflow.agents.diagram import Diagram
-from sciflow.agents.overlay import BLUE, ORANGE, RED, centre_arrow
+from sciflow.agents.overlay import BLUE, GREEN, ORANGE, RED, centre_arrow
 from sciflow.agents.registry import AGENTS, BackendAgent, Registry
 from sciflow.agents.topology_coder.strokes import StrokeTopology
 
@@ -95,19 +95,28 @@ BACKENDS.add("strokes", StrokeTopology)
 class TopologyCoder(BackendAgent):
     """The Topology Coder agent; fills ``diagram.strokes`` and ``diagram.edges``."""
 
+    overlay_legend = (
+        ("contact with a head", RED),
+        ("contact without a head", BLUE),
+        ("gap bridged (dash, frame crossing, label)", GREEN),
+        ("edge", ORANGE),
+    )
+
     backends = BACKENDS
     default_backend = "strokes"
 
     def run(self, diagram: Diagram) -> None:
         self.backend.trace(diagram)
-        diagram.evidence["topology_coder"] = {
-            "strokes": len(diagram.strokes),
-            "edges": [(e.source, e.target, e.style, e.label) for e in diagram.edges],
-        }
+        ev = diagram.evidence.setdefault("topology_coder", {})
+        ev["strokes"] = len(diagram.strokes)
+        ev["edges"] = [(e.source, e.target, e.style, e.label) for e in diagram.edges]
 
     def draw_overlay(self, diagram: Diagram, canvas: np.ndarray) -> None:
-        """Contacts as dots (red: with a head, blue: without) and each edge as an orange
-        arrow between its nodes' box centres."""
+        """Contacts as dots (red: with a head, blue: without), every gap the tracer bridged
+        (dash gaps, frame crossings, lines through labels) as a green line, and each edge as
+        an orange arrow between its nodes' box centres."""
+        for x0, y0, x1, y1 in diagram.evidence.get("topology_coder", {}).get("bridges", []):
+            cv2.line(canvas, (int(x0), int(y0)), (int(x1), int(y1)), GREEN, 3)
         for s in diagram.strokes:
             for _nid, x, y, head in s.contacts:
                 cv2.circle(canvas, (int(x), int(y)), 4, RED if head else BLUE, -1)

@@ -142,6 +142,7 @@ class StrokeTopology:
         edge_labels(edges, labels, groups, gid_of_stroke, self.label_dist, th, targets)
         d.strokes = strokes
         d.edges = edges
+        d.evidence.setdefault("topology_coder", {})["bridges"] = [tuple(round(v, 1) for v in b) for b in bridges]
         d.nodes = list(targets)  # inline label boxes bridged in step 3c are free text now
 
     def _read_heads(
