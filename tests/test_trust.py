@@ -111,3 +111,17 @@ def test_score_records_min_reliability_in_manifest_and_summary(tmp_path):
     assert manifest["min_reliability"] == 0.6 and summary["min_reliability"] == 0.6
     assert res.rows[0]["parse_reliability"] is None and res.rows[0]["low_reliability"] is False
     assert summary["n_dropped_low_reliability"] == 0 and summary["reliability"]["n_parsed"] == 0
+
+
+def test_samples_of_an_item_average_their_reliability():
+    from sciflow.runs.samples import merge_samples
+
+    def sample(k: int, r: float) -> dict:
+        return {**row(f"a~{k}", 0.5, r), "sample_of": "a"}
+
+    merged = merge_samples([sample(1, 0.2), sample(2, 0.6), sample(3, 0.9)])[0]
+    # mean (0.2 + 0.6 + 0.9) / 3 = 0.5667: not below 0.5, so not flagged although sample 1 was
+    assert merged["parse_reliability"] == pytest.approx(1.7 / 3)
+    assert merged["low_reliability"] is False and merged["reliability_samples"] == [0.2, 0.6, 0.9]
+    low = merge_samples([sample(1, 0.2), sample(2, 0.4)])[0]
+    assert low["parse_reliability"] == pytest.approx(0.3) and low["low_reliability"] is True

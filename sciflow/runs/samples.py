@@ -12,7 +12,9 @@ results folder then calls :func:`merge_samples`, which gives one row per item:
 - ``status``: ``ok`` when at least one sample was scored, else the first sample's status;
 - ``samples``: ``{"n", "ids", "status", "scores": {key: [per sample]}, "sd": {key: sample
   standard deviation}, "min": {...}, "max": {...}}`` -- the spread over the samples;
-- the diagnostics (graph, text and image level, parsed graph) of the first scored sample.
+- the diagnostics (graph, text and image level, parsed graph) of the first scored sample;
+- ``parse_reliability``: the mean over the parsed samples (``reliability_samples`` lists them),
+  and ``low_reliability`` from that mean (:func:`_merged_reliability`).
 
 >>> rows = [{"id": "a~1", "sample_of": "a", "status": "ok", "scores": {"graph": 0.5}},
 ...         {"id": "a~2", "sample_of": "a", "status": "ok", "scores": {"graph": 1.0}},
@@ -84,7 +86,23 @@ def _merge(parent: str, rows: list[dict[str, Any]]) -> dict[str, Any]:
         merged["notes"] = [*(base.get("notes") or []), error]
     merged["samples"] = {"n": len(rows), "ids": [r["id"] for r in rows], "status": [r.get("status") for r in rows],
                          "scores": per_key, **spread}
+    merged.update(_merged_reliability(rows))
     return merged
+
+
+def _merged_reliability(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """An item's parse reliability over its samples: the mean of the samples' ``parse_reliability``
+    (parsed samples only), flagged ``low_reliability`` when that mean is below the threshold the
+    samples were flagged with (:mod:`sciflow.runs.trust`); nothing when no sample was parsed."""
+    parsed = [r for r in rows if isinstance(r.get("parse_reliability"), (int, float))]
+    if not parsed:
+        return {}
+    mean = sum(float(r["parse_reliability"]) for r in parsed) / len(parsed)
+    threshold = parsed[0].get("reliability_threshold")
+    out: dict[str, Any] = {"parse_reliability": mean, "reliability_samples": [r["parse_reliability"] for r in parsed]}
+    if isinstance(threshold, (int, float)):
+        out["low_reliability"] = mean < float(threshold)
+    return out
 
 
 def merge_samples(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
