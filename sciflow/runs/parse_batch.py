@@ -151,7 +151,9 @@ def _parse_with(
         key = None
         if cache_dir is not None:
             key = cache_key(Path(path), parser.fingerprint())
-            hit = _read_cache(Path(cache_dir), key)
+            # debug overlays are drawn while parsing: with a debug folder the item is parsed
+            # again (deterministic, so the same graph) rather than read from the cache
+            hit = _read_cache(Path(cache_dir), key) if debug_dir is None else None
             if hit is not None:
                 return hit[0], None, True, time.perf_counter() - t0, hit[1]
         res = parser(Path(path), item_id=item_id, debug_dir=Path(debug_dir) if debug_dir else None)

@@ -39,3 +39,14 @@ def test_parallel_workers(tmp_path):
     paths = _files(tmp_path)
     out = parse_many(paths, Config(), jobs=2)
     assert out[0].graph is not None and out[1].error is not None
+
+
+def test_debug_overlays_are_drawn_on_a_cache_hit_too(tmp_path):
+    paths = _files(tmp_path)[:1]
+    cache = tmp_path / "cache"
+    first = parse_many(paths, Config(), jobs=1, cache_dir=cache)
+    debug = tmp_path / "debug"
+    again = parse_many(paths, Config(), jobs=1, cache_dir=cache, debug_dir=debug)
+    assert sorted(p.name for p in debug.glob("good.*.png"))[0] == "good.1_text_spotter.png"
+    assert len(list(debug.glob("good.*_topology_coder.png"))) == 1
+    assert again[0].graph == first[0].graph  # parsed again, the same graph
