@@ -16,7 +16,7 @@ import numpy as np
 from sciflow.agents.diagram import Shape, TextBox
 from sciflow.agents.shape_hunter.base import BACKENDS, ShapeBackend
 from sciflow.agents.shape_hunter.boxes import _inside_frac, _iou
-from sciflow.agents.shape_hunter.ink import background_color
+from sciflow.agents.shape_hunter.ink import background_color, without_glyphs
 from sciflow.agents.shape_hunter.masks import _fill_holes
 from sciflow.agents.shape_hunter.opencv_frames import FrameSteps
 from sciflow.agents.shape_hunter.opencv_regions import RegionSteps
@@ -59,15 +59,7 @@ class OpenCVShapes(FrameSteps, RegionSteps, ShapeBackend):
         # glyph edges are not outlines. Pass A drops barrier pieces lying wholly inside an OCR
         # line box; pass B (for labels packed tightly in their shape, whose glyph edges touch
         # the outline) clears each line box shrunk by max(2, 0.15 h) px.
-        nb, blab, bst, _ = cv2.connectedComponentsWithStats(barrier, connectivity=8)
-        bx0, by0 = bst[:, 0], bst[:, 1]
-        bx1, by1 = bx0 + bst[:, 2], by0 + bst[:, 3]
-        glyph = np.zeros(nb, bool)
-        for t in text_lines:
-            x0, y0, x1, y1 = t.bbox
-            glyph |= (bx0 >= x0 - 2) & (by0 >= y0 - 2) & (bx1 <= x1 + 2) & (by1 <= y1 + 2)
-        glyph[0] = False
-        barrier_a = np.where(glyph[blab], 0, barrier).astype(np.uint8)
+        barrier_a = without_glyphs(barrier, text_lines)
         barrier_b = barrier_a.copy()
         for t in text_lines:
             x0, y0, x1, y1 = t.bbox

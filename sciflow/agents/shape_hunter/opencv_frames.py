@@ -10,7 +10,7 @@ import numpy as np
 from sciflow.agents.diagram import BBox, Shape, TextBox
 from sciflow.agents.shape_hunter.base import assign_parents
 from sciflow.agents.shape_hunter.boxes import _box_area, _inside_frac, _iou
-from sciflow.agents.shape_hunter.ink import ink_mask
+from sciflow.agents.shape_hunter.ink import ink_mask, without_glyphs
 
 
 def rounded_rect(box: BBox, r: float, steps: int = 4) -> tuple[tuple[float, float], ...]:
@@ -43,22 +43,6 @@ def _side_error(v: tuple[float, float, float], r: float, yt: float, yb: float) -
     """
     r = max(0.0, r)
     return abs(v[1] - (yt + r)) + abs(v[2] - (yb - r))
-
-
-def _without_glyphs(ink: np.ndarray, text_lines: list[TextBox]) -> np.ndarray:
-    """``ink`` minus every 8-connected piece lying wholly inside an OCR line box (+2 px to the
-    sides, its top and bottom 20 % left out): the glyphs, never the dashes of a frame side
-    that runs through the margin of a title's box."""
-    n, lab, st, _ = cv2.connectedComponentsWithStats(ink, connectivity=8)
-    x0, y0 = st[:, 0], st[:, 1]
-    x1, y1 = x0 + st[:, 2], y0 + st[:, 3]
-    glyph = np.zeros(n, bool)
-    for t in text_lines:
-        bx0, by0, bx1, by1 = t.bbox
-        m = 0.2 * (by1 - by0)
-        glyph |= (x0 >= bx0 - 2) & (y0 >= by0 + m) & (x1 <= bx1 + 2) & (y1 <= by1 - m)
-    glyph[0] = False
-    return np.where(glyph[lab], 0, ink).astype(np.uint8)
 
 
 class FrameSteps:
@@ -112,7 +96,9 @@ class FrameSteps:
         th = float(np.median([t.height for t in text_lines])) if text_lines else 16.0
         L = int(max(40, self.frame_len * th))
         ink = ink_mask(image, bg, 40)
-        ink = _without_glyphs(ink, text_lines)  # glyphs in a row are no frame side
+        # glyphs in a row are no frame side; the dashes of a side running through a title
+        # box's margin are kept
+        ink = without_glyphs(ink, text_lines, inset=0.2)
         # a dashed or dotted frame side is a straight run once the gaps between its dashes
         # (under a text height) are closed along the run's own direction; the solid straight
         # runs take no part in the closing, so solid lines side by side stay apart
