@@ -20,7 +20,8 @@ Agent behaviour (exact):
    dropped, single arrowhead-like characters (``V``, ``^``, ``A``, ``|``, ...) are dropped,
    arrow characters are stripped from both ends of a line (``"-> Decoder"`` ->
    ``"Decoder"``), and texts of at most 2 characters whose box is crossed by a stroke (ink on
-   the ring 2 px outside the box) are dropped: arrowheads read as ``D``, ``X``, ...
+   the ring 2 px outside the box) are dropped: arrowheads read as ``D``, ``X``, ... unless the
+   text sits centred inside a drawn outline (:func:`enclosed`: a short label in a tight box).
 3. Lines are grouped into labels: two lines join when their heights differ by at most
    ``1.6x``, the vertical gap is at most ``line_gap`` x the smaller height and they overlap
    horizontally (or share a left edge or centre within one line height). Fragments on the
@@ -43,9 +44,7 @@ Agent behaviour (exact):
 from __future__ import annotations
 
 import logging
-import re
 import shutil
-import unicodedata
 from collections.abc import Mapping
 from typing import Any
 
@@ -55,73 +54,12 @@ import numpy as np
 from sciflow.agents import overlay
 from sciflow.agents.diagram import BBox, Diagram, TextBox, TextLabel, bbox_union
 from sciflow.agents.registry import AGENTS, BackendAgent, Registry
+from sciflow.agents.text_filters import _touches_stroke, clean_text, enclosed, fold_latin_diacritics
 from sciflow.format.extras import MissingExtra
 
 log = logging.getLogger(__name__)
 
 BACKENDS = Registry("text_spotter backend")
-
-_ARROW_CHARS = "→←↑↓⇒⇐⟶⟵➔➜➝➞►▶◄◀▸▹»«-—–−>|_=~<·•"
-_ONLY_ARROWS = re.compile(f"^[\\s{re.escape(_ARROW_CHARS)}]*$")
-_EDGE_ARROWS = re.compile(
-    f"^(?:[{re.escape('→←↑↓⇒⇐⟶⟵➔➜➝➞►▶◄◀▸▹»«—–−')}]|->|<-|=>)+\\s*"
-    f"|\\s*(?:[{re.escape('→←↑↓⇒⇐⟶⟵➔➜➝➞►▶◄◀▸▹»«—–−')}]|->|<-|=>)+$"
-)
-
-
-#: Single characters that OCR reports for arrowheads and line ends.
-_GLYPH_LETTERS = frozenset("VvΛ∧∨^AYTIl|17LJ")
-
-
-def fold_latin_diacritics(text: str) -> str:
-    """Fold Latin letters with combining marks to their base letter and expand Latin
-    ligatures; everything else (Greek, math symbols, superscripts) is kept (module
-    docstring, step 4)."""
-    if text.isascii():
-        return text
-    out: list[str] = []
-    for ch in unicodedata.normalize("NFC", text):
-        if ch.isascii():
-            out.append(ch)
-            continue
-        name = unicodedata.name(ch, "")
-        if name.startswith("LATIN") and "LIGATURE" in name:
-            out.append(unicodedata.normalize("NFKC", ch))
-        elif name.startswith("LATIN"):
-            base = unicodedata.normalize("NFD", ch)
-            # keep the base letter only when the rest are combining marks (a true decomposition)
-            if len(base) > 1 and all(unicodedata.combining(c) for c in base[1:]):
-                out.append(base[0])
-            else:
-                out.append(ch)
-        elif unicodedata.combining(ch) and out and out[-1].isascii() and out[-1].isalpha():
-            continue  # a stray combining mark NFC could not compose onto a Latin letter
-        else:
-            out.append(ch)
-    return "".join(out)
-
-
-def clean_text(text: str) -> str:
-    """Strip arrow glyphs from both ends and collapse whitespace; '' if nothing remains.
-    A text that is a single arrowhead-like character (``V v ^ A Y T I l | 1 7 L J``) is
-    dropped too.
-
-    >>> clean_text("-> Decoder"), clean_text("-weights-"), clean_text("-log p")
-    ('Decoder', 'weights', '-log p')
-    """
-    t = " ".join(text.split())
-    if _ONLY_ARROWS.match(t) or t in _GLYPH_LETTERS:
-        return ""
-    prev = None
-    while prev != t:
-        prev = t
-        t = _EDGE_ARROWS.sub("", t).strip()
-        # a line running through a label on both sides is read as hyphens at both ends
-        # (``-weights-``); one hyphen alone may be the label's own (``-log p``)
-        if len(t) > 2 and t[0] == "-" and t[-1] == "-":
-            t = t.strip("-").strip()
-    return t
-
 
 def _quad_to_box(idx: int, quad: Any, text: str, score: float, scale: float) -> TextBox:
     pts = np.asarray(quad, dtype=np.float64).reshape(-1, 2) / scale
@@ -311,22 +249,6 @@ class PaddleOCRBackend(TextBackend):
         return out
 
 
-def _touches_stroke(image: np.ndarray, bbox: BBox, pad: int = 2, thr: int = 60) -> bool:
-    """True when ink crosses the ring just outside ``bbox`` (a stroke runs into the box):
-    at least 2 ring pixels differ from the ring's median colour by more than ``thr``."""
-    h, w = image.shape[:2]
-    x0, y0 = max(0, int(bbox[0]) - pad), max(0, int(bbox[1]) - pad)
-    x1, y1 = min(w - 1, int(np.ceil(bbox[2])) + pad), min(h - 1, int(np.ceil(bbox[3])) + pad)
-    if x1 <= x0 or y1 <= y0:
-        return False
-    ring = np.concatenate(
-        [image[y0, x0 : x1 + 1], image[y1, x0 : x1 + 1], image[y0 : y1 + 1, x0], image[y0 : y1 + 1, x1]]
-    )
-    med = np.median(ring, axis=0)
-    dev = np.abs(ring.astype(np.int16) - med.astype(np.int16)).max(axis=1)
-    return int((dev > thr).sum()) >= 2
-
-
 def group_lines(lines: list[TextBox], *, line_gap: float = 0.6, word_gap: float = 0.5) -> list[TextLabel]:
     """Group lines into labels (see module docstring, step 3). Deterministic."""
     n = len(lines)
@@ -441,7 +363,7 @@ class TextSpotter(BackendAgent):
             text = clean_text(fold_latin_diacritics(t.text))
             if not text or t.confidence < self.min_conf:
                 continue
-            if len(text.replace(" ", "")) <= 2 and _touches_stroke(img, t.bbox):
+            if len(text.replace(" ", "")) <= 2 and _touches_stroke(img, t.bbox) and not enclosed(img, t.bbox):
                 continue  # an arrowhead or line end read as a character ("D", "X", ...)
             lines.append(TextBox(len(lines), text, t.bbox, t.confidence, t.polygon))
         diagram.text_lines = lines

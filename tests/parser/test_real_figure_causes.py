@@ -113,7 +113,7 @@ def test_thick_box_outlines_do_not_read_as_a_second_head(parser):
 
 
 @pytest.mark.parametrize("name", ["sciflow.agents.topology_coder.underpass", "sciflow.agents.topology_coder.heads",
-                                  "sciflow.agents.shape_hunter.opencv_frames", "sciflow.agents.text_spotter",
+                                  "sciflow.agents.shape_hunter.opencv_frames", "sciflow.agents.text_filters",
                                   "sciflow.agents.overlay"])
 def test_docstring_examples(name):
     result = doctest.testmod(importlib.import_module(name))
@@ -191,3 +191,16 @@ def test_adjacent_dashed_frames_are_each_found_with_their_own_sides(parser):
                                  ("local sgd 2", "local model 2")}
     boxes = {grp.label: grp.bbox for grp in g.groups}
     assert abs(boxes["Client 1"][3] - 300) <= 4 and abs(boxes["Client 2"][0] - 600) <= 4
+
+
+def test_a_one_letter_label_in_a_tight_box_is_kept_though_an_arrow_touches_it(parser):
+    # the filter meant for arrowheads read as letters ("D", "X") must not drop a short label
+    # centred in its own outline, even when the arrow's head touches the text's ring
+    c = Canvas(520, 200)
+    c.box("Encoder", 30, 45, w=150)
+    c.d.rectangle((300, 57, 322, 83), outline="black", width=2, fill="white")
+    c.d.text((311, 70), "z", font=font(20), fill="black", anchor="mm")
+    c.arrow([(180, 70), (300, 70)])
+    g = parser(c.array()).graph
+    assert "z" in labels(g)
+    assert edges_by_label(g) == {("encoder", "z")}

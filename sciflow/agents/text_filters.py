@@ -1,0 +1,150 @@
+"""Step 2 of the Text Spotter: which of the OCR output is text (see :mod:`sciflow.agents.text_spotter`).
+
+Arrow glyphs read as text are stripped or dropped (:func:`clean_text`), Latin diacritics are
+folded (:func:`fold_latin_diacritics`), and a text of at most two characters whose box a stroke
+crosses (:func:`_touches_stroke`) is an arrowhead read as a letter unless it sits centred in a
+drawn outline (:func:`enclosed`).
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+import cv2
+import numpy as np
+
+from sciflow.agents.diagram import BBox
+
+_ARROW_CHARS = "→←↑↓⇒⇐⟶⟵➔➜➝➞►▶◄◀▸▹»«-—–−>|_=~<·•"
+_ONLY_ARROWS = re.compile(f"^[\\s{re.escape(_ARROW_CHARS)}]*$")
+_EDGE_ARROWS = re.compile(
+    f"^(?:[{re.escape('→←↑↓⇒⇐⟶⟵➔➜➝➞►▶◄◀▸▹»«—–−')}]|->|<-|=>)+\\s*"
+    f"|\\s*(?:[{re.escape('→←↑↓⇒⇐⟶⟵➔➜➝➞►▶◄◀▸▹»«—–−')}]|->|<-|=>)+$"
+)
+
+
+#: Single characters that OCR reports for arrowheads and line ends.
+_GLYPH_LETTERS = frozenset("VvΛ∧∨^AYTIl|17LJ")
+
+
+def fold_latin_diacritics(text: str) -> str:
+    """Fold Latin letters with combining marks to their base letter and expand Latin
+    ligatures; everything else (Greek, math symbols, superscripts) is kept (module
+    docstring, step 4)."""
+    if text.isascii():
+        return text
+    out: list[str] = []
+    for ch in unicodedata.normalize("NFC", text):
+        if ch.isascii():
+            out.append(ch)
+            continue
+        name = unicodedata.name(ch, "")
+        if name.startswith("LATIN") and "LIGATURE" in name:
+            out.append(unicodedata.normalize("NFKC", ch))
+        elif name.startswith("LATIN"):
+            base = unicodedata.normalize("NFD", ch)
+            # keep the base letter only when the rest are combining marks (a true decomposition)
+            if len(base) > 1 and all(unicodedata.combining(c) for c in base[1:]):
+                out.append(base[0])
+            else:
+                out.append(ch)
+        elif unicodedata.combining(ch) and out and out[-1].isascii() and out[-1].isalpha():
+            continue  # a stray combining mark NFC could not compose onto a Latin letter
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
+def clean_text(text: str) -> str:
+    """Strip arrow glyphs from both ends and collapse whitespace; '' if nothing remains.
+    A text that is a single arrowhead-like character (``V v ^ A Y T I l | 1 7 L J``) is
+    dropped too.
+
+    >>> clean_text("-> Decoder"), clean_text("-weights-"), clean_text("-log p")
+    ('Decoder', 'weights', '-log p')
+    """
+    t = " ".join(text.split())
+    if _ONLY_ARROWS.match(t) or t in _GLYPH_LETTERS:
+        return ""
+    prev = None
+    while prev != t:
+        prev = t
+        t = _EDGE_ARROWS.sub("", t).strip()
+        # a line running through a label on both sides is read as hyphens at both ends
+        # (``-weights-``); one hyphen alone may be the label's own (``-log p``)
+        if len(t) > 2 and t[0] == "-" and t[-1] == "-":
+            t = t.strip("-").strip()
+    return t
+
+
+def _touches_stroke(image: np.ndarray, bbox: BBox, pad: int = 2, thr: int = 60) -> bool:
+    """True when ink crosses the ring just outside ``bbox`` (a stroke runs into the box):
+    at least 2 ring pixels differ from the ring's median colour by more than ``thr``."""
+    h, w = image.shape[:2]
+    x0, y0 = max(0, int(bbox[0]) - pad), max(0, int(bbox[1]) - pad)
+    x1, y1 = min(w - 1, int(np.ceil(bbox[2])) + pad), min(h - 1, int(np.ceil(bbox[3])) + pad)
+    if x1 <= x0 or y1 <= y0:
+        return False
+    ring = np.concatenate(
+        [image[y0, x0 : x1 + 1], image[y1, x0 : x1 + 1], image[y0 : y1 + 1, x0], image[y0 : y1 + 1, x1]]
+    )
+    med = np.median(ring, axis=0)
+    dev = np.abs(ring.astype(np.int16) - med.astype(np.int16)).max(axis=1)
+    return int((dev > thr).sum()) >= 2
+
+
+def enclosed(image: np.ndarray, bbox: BBox, thr: int = 60, reach: float = 2.0) -> bool:
+    """True when the text in box ``bbox`` sits inside a drawn outline. The glyphs are the ink
+    pieces (pixels differing by more than ``thr`` from the box's median colour) inside the box
+    that do not touch its border (an OCR box often takes in the outline or the stroke next to
+    it); going out from the glyphs' bounding box along its middle row and column, ink is met on
+    all four sides within ``reach`` box heights, and the two gaps of each pair differ by at
+    most 3x + 3 px (the text is centred in its shape). A short label in a tight box (``x``,
+    ``W1``) is enclosed; an arrowhead read as a letter is part of a stroke that leaves the box,
+    so it has no glyph of its own.
+
+    >>> img = np.full((60, 60, 3), 255, np.uint8)
+    >>> img[15, 15:45] = img[45, 15:45] = img[15:46, 15] = img[15:46, 44] = 0   # a box
+    >>> img[27:33, 28:32] = 0                                                    # a glyph
+    >>> enclosed(img, (14.0, 14.0, 46.0, 46.0)), enclosed(img, (25.0, 24.0, 35.0, 36.0))
+    (True, True)
+    >>> img[15, 15:45] = img[45, 15:45] = 255                                    # top and bottom gone
+    >>> enclosed(img, (25.0, 24.0, 35.0, 36.0))
+    False
+    """
+    h, w = image.shape[:2]
+    x0, y0, x1, y1 = (int(round(v)) for v in bbox)
+    x0, y0, x1, y1 = max(0, x0), max(0, y0), min(w, x1), min(h, y1)
+    if x1 - x0 < 3 or y1 - y0 < 3:
+        return False
+    crop = image[y0:y1, x0:x1]
+    ref = np.median(crop.reshape(-1, 3), axis=0).astype(np.int16)
+    ink = (np.abs(crop.astype(np.int16) - ref).max(axis=2) > thr).astype(np.uint8)
+    n, lab, st, _ = cv2.connectedComponentsWithStats(ink, connectivity=8)
+    inner = [i for i in range(1, n) if st[i, 0] > 0 and st[i, 1] > 0
+             and st[i, 0] + st[i, 2] < ink.shape[1] and st[i, 1] + st[i, 3] < ink.shape[0]]
+    if not inner:
+        return False
+    gx0 = x0 + min(int(st[i, 0]) for i in inner)
+    gy0 = y0 + min(int(st[i, 1]) for i in inner)
+    gx1 = x0 + max(int(st[i, 0] + st[i, 2]) for i in inner)
+    gy1 = y0 + max(int(st[i, 1] + st[i, 3]) for i in inner)
+    far = int(max(3, reach * (y1 - y0)))
+    cx, cy = (gx0 + gx1) // 2, (gy0 + gy1) // 2
+
+    def gap(line: np.ndarray) -> int | None:
+        dev = np.abs(line.astype(np.int16) - ref).max(axis=1) > thr
+        hit = np.flatnonzero(dev)
+        return int(hit[0]) if hit.size else None
+
+    gaps = [
+        gap(image[cy, max(0, gx0 - far) : gx0][::-1]),
+        gap(image[cy, gx1 : min(w, gx1 + far)]),
+        gap(image[max(0, gy0 - far) : gy0, cx][::-1]),
+        gap(image[gy1 : min(h, gy1 + far), cx]),
+    ]
+    if any(g is None for g in gaps):
+        return False
+    a, b, c, d = gaps  # type: ignore[misc]
+    return max(a, b) <= 3 * min(a, b) + 3 and max(c, d) <= 3 * min(c, d) + 3
