@@ -162,10 +162,12 @@ class FrameSteps:
                     frames.append((lx - 1, yt - 1, rx + 2, yb + 2, round(r), err))
         out = list(shapes)
         m = max(6.0, 0.4 * th)
-        radius = {f[:4]: f[4] for f in sorted(frames)}
-        side_error = {f[:4]: f[5] for f in sorted(frames, key=lambda f: -f[5])}  # the best reading of each box
-        frames_b: list[BBox] = [f[:4] for f in frames]
-        for fb in sorted(set(frames_b)):
+        # each box once, with the (side error, corner radius) of its reading whose sides best
+        # meet its corners
+        best: dict[BBox, tuple[float, int]] = {}
+        for f in sorted(frames, key=lambda f: (f[5], f)):
+            best.setdefault(f[:4], (f[5], f[4]))
+        for fb in sorted(best):
             if any(
                 _iou(fb, s.bbox) > 0.8
                 or (
@@ -182,8 +184,8 @@ class FrameSteps:
             # frame closed by the outline of a box inside it, or reaching a neighbour's side,
             # does not); ties go to the larger
             if any(
-                _iou(fb, f) > 0.8 and (side_error[f], -_box_area(f), f) < (side_error[fb], -_box_area(fb), fb)
-                for f in frames_b
+                _iou(fb, f) > 0.8 and (best[f][0], -_box_area(f), f) < (best[fb][0], -_box_area(fb), fb)
+                for f in best
                 if f != fb
             ):
                 continue
@@ -192,8 +194,9 @@ class FrameSteps:
             if inner.size == 0:
                 continue
             fill = tuple(int(v) for v in np.median(inner.reshape(-1, 3), axis=0))
-            poly = rounded_rect(fb, radius[fb])
-            kind = "rect" if radius[fb] < 3 else "rounded"
+            r = best[fb][1]
+            poly = rounded_rect(fb, r)
+            kind = "rect" if r < 3 else "rounded"
             out.append(Shape(len(out), kind, fb, poly, fill, 0.8, _box_area(fb), None, 1.0))  # type: ignore[arg-type]
         out.sort(key=lambda sh: (sh.bbox[1], sh.bbox[0], sh.bbox[3], sh.bbox[2]))
         out = [

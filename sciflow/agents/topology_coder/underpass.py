@@ -9,17 +9,17 @@ draw.io, many paper figures). Such an *inline label box* is a drawn shape that h
 one text line and fits it tightly: at most ``1.8`` line heights tall and at most ``2 th``
 wider than the line (a node's box has a padding of about a text height on every side), and
 it has no outline of its own (:func:`has_outline`: a label's background is a flat patch of
-colour, a node's box is drawn with a border). The
-same pass-through test applies to it, and in addition neither of the two contacts may carry
-an arrowhead (a connector that ends with a head on a small box feeds that box). A label box
-whose every contact was bridged is no longer a node: it becomes free text, and step 6 makes
-it the label of the connector running through it.
+colour, a node's box is drawn with a border). The same pass-through test applies to it
+when neither of the two contacts carries an arrowhead (a connector that ends with a head on
+a small box feeds that box). For a label box, and for free text whose two contacts carry no
+head, a line that bends just outside the label also passes through (:func:`_across`). A label
+box whose every contact was bridged is no longer a node: it becomes free text, and step 6
+makes it the label of the connector running through it.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import logging
 import math
 from collections.abc import Callable
 
@@ -29,8 +29,6 @@ from sciflow.agents.diagram import GroundedNode, TextBox
 from sciflow.agents.topology_coder.attach import Contact, direction
 from sciflow.agents.topology_coder.components import Comp
 from sciflow.agents.topology_coder.heads import arrowhead
-
-log = logging.getLogger(__name__)
 
 #: inline label boxes: at most this many line heights tall ...
 LABEL_BOX_HEIGHT = 1.8
@@ -96,8 +94,6 @@ def bridge_text(
             vx, vy = cb.x - ca.x, cb.y - ca.y
             nv = math.hypot(vx, vy) or 1.0
             vx, vy = vx / nv, vy / nv
-            log.debug("pass-through? target %s (%.0f,%.0f) dir %s / (%.0f,%.0f) dir %s", ca.target, ca.x, ca.y,
-                      ca.out_dir, cb.x, cb.y, cb.out_dir)
             straight = (
                 -(ca.out_dir[0] * vx + ca.out_dir[1] * vy) >= cos30
                 and (cb.out_dir[0] * vx + cb.out_dir[1] * vy) >= cos30
@@ -183,7 +179,7 @@ def _across(a: Contact, b: Contact, box: tuple[float, float, float, float]) -> b
 
 
 def _headed(a: Contact, b: Contact, comps: dict[int, Comp], th: float, head: float) -> bool:
-    """Whether either of two contacts on one label box carries an arrowhead (its own piece
+    """Whether either of two contacts on one label carries an arrowhead (its own piece
     only; the contacts are probed on copies, the real reading comes in step 4). The window is
     held to ``4 + 6 w`` px (``w``: the piece's stroke width), the size of a head drawn for that
     stroke, so a line that bends just outside its label does not read as a head."""
