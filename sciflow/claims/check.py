@@ -9,6 +9,18 @@ information** when
 - a name is ambiguous, or drawn merged into another component's box
   (:mod:`sciflow.claims.grounding`), whatever the input;
 - a name matches no component *of a parse* (open world: the parser may have missed it);
+- a count over the whole diagram (its sources, sinks, nodes or arrows; not one component's
+  inputs or outputs) would be **supported** on a parse that shows signs of a missing or extra
+  box or arrow: any of the reliability signals :data:`COMPLETENESS_SIGNALS` in
+  ``meta["reliability_signals"]`` (:mod:`sciflow.agents.reliability`) above zero
+  (:func:`incomplete`). Such a count is decided by every node's degree, so one missed arrow or
+  one stray box changes it, and two such errors can cancel out and give the claimed number by
+  chance; a supported verdict certifies the diagram, so it waits for a parse without those
+  signs. A count that differs from the claim stays **refuted** on such a parse (the diagram is
+  sent for review, not certified: the cheaper mistake). Claims about one path (a cycle, the
+  longest path) and local claims are decided by the nodes and arrows they name, and are not
+  held back. Arrow *direction* signals (``both_heads``, ``weak_heads``) hold nothing back: a
+  firm-looking head read on the wrong arrow is seen by no signal (a known limit);
 - the graph cannot answer (a longest-path search over too many loops).
 
 A graph that is not a parse (a reference, a hand-written graph: no ``meta["parser"]``) is the
@@ -54,6 +66,14 @@ SUPPORTED, REFUTED, NEI = "supported", "refuted", "not_enough_info"
 VERDICTS = (SUPPORTED, REFUTED, NEI)
 WORDS = {SUPPORTED: "Supported", REFUTED: "Refuted", NEI: "Not enough information"}
 _ROLE_FIELDS = ("source", "target", "via", "first", "then", "component")
+#: reliability signals that say a box or an arrow may be missing or extra, and how to say so
+COMPLETENESS_SIGNALS = {
+    "dangling_ends": "connectors attached at one end only",
+    "headless": "connectors without an arrowhead (no arrow read)",
+    "isolated": "boxes no arrow touches",
+    "single_agent": "boxes found by one agent only",
+    "text_unassigned": "texts read into no box",
+}
 
 
 @dataclass(frozen=True)
@@ -72,6 +92,7 @@ class ClaimResult:
     def to_dict(self) -> dict[str, Any]:
         return {
             "claim": self.claim.to_dict(),
+            "description": self.claim.describe(),
             "verdict": self.verdict,
             "explanation": self.explanation,
             "grounding": [g.to_dict() for g in self.grounding],
@@ -127,6 +148,22 @@ def unreliable(graph: DiagramGraph, threshold: float) -> str:
     return ""
 
 
+def incomplete(graph: DiagramGraph) -> str:
+    """Why the parse may miss or add a box or an arrow (empty when its signals show none, or
+    when it has no signals): the shares of :data:`COMPLETENESS_SIGNALS` above zero."""
+    sig = graph.meta.get("reliability_signals")
+    if not isinstance(sig, Mapping):
+        return ""
+    parts = [f"{what} ({float(sig[k]):.0%})" for k, what in COMPLETENESS_SIGNALS.items()
+             if isinstance(sig.get(k), (int, float)) and not isinstance(sig.get(k), bool) and sig[k] > 0]
+    return "; ".join(parts)
+
+
+def whole_graph_count(claim: Claim) -> bool:
+    """Whether ``claim`` counts something over the whole diagram (not one component's arrows)."""
+    return claim.kind == "count" and claim.component is None
+
+
 def check_claim(
     claim: Claim,
     graph: DiagramGraph,
@@ -179,6 +216,12 @@ def check_claim(
         verdict = NEI
     else:
         verdict = SUPPORTED if finding.holds != claim.negated else REFUTED
+    doubt = incomplete(graph) if verdict == SUPPORTED and whole_graph_count(claim) and not closed else ""
+    if doubt:
+        fact = (f"{finding.fact.rstrip('.')}, but a count over the whole diagram needs every box and arrow, and the "
+                f"parse shows signs of a missing or extra one, which may cancel out: {doubt}")
+        return ClaimResult(claim, NEI, _sentence(NEI, fact), tuple(found), finding.nodes, finding.edges,
+                           finding.absent, tuple(regions.of(finding.nodes, finding.edges, graph, finding.absent)))
     return ClaimResult(claim, verdict, _sentence(verdict, finding.fact), tuple(found), finding.nodes, finding.edges,
                        finding.absent, tuple(regions.of(finding.nodes, finding.edges, graph, finding.absent)))
 

@@ -14,10 +14,20 @@ on the same node. Then each name is checked, never guessed:
   index (``"Stage 2"`` for "Stage 4", ``"conv3"`` for "conv2", ``"h_i"`` for "h_j") is a different
   member of a numbered series, never the named one: it is neither chosen nor a rival (the
   name is unmatched when only such a node fits);
+- **word veto**: a node whose label shares a word with the name but has another word where the
+  name has a different one (``"Noisy Latent z_T"`` for "Denoised Latent z_{t-1}": "latent" is
+  shared, "noisy" stands where "denoised" is) names another component of the same kind, never
+  the named one: it is neither chosen nor a rival (:func:`replaces_word`). Words are folded
+  tokens of at least :data:`MIN_WORD` letters; two words are the same when their string
+  similarity reaches :data:`SAME_WORD_SIMILARITY` (an OCR misreading: "Attcntion"). A word only
+  missing on one side (OCR dropped it, or the label adds one) vetoes nothing, and indices,
+  symbols and one-letter tokens are left to the sibling veto and the matcher;
 - **merged**: the chosen node's label is not the name but joins it with other components
   (``"Encoder / Decoder"`` for "Encoder": parts split at ``/ | & + ;`` or " and ", one part
-  folding to the name or within string similarity :data:`MERGE_PART_SIMILARITY` of it): the
-  box draws several components as one, so what it shows of this one cannot be told;
+  folding to the name, or equal to it letters-and-digits only (:func:`compact`: ``"xj"`` for
+  "x̃_j", the OCR having dropped the accent and the underscore), or within string similarity
+  :data:`MERGE_PART_SIMILARITY` of it): the box draws several components as one, so what it shows
+  of this one cannot be told;
 - **grounded** otherwise.
 
 Group names are grounded the same way on the labelled groups.
@@ -47,7 +57,44 @@ from sciflow.models.embedding import LabelEmbedder, get_embedder
 DEFAULT_MARGIN = 0.05
 MERGE_SEPARATORS = re.compile(r"\s*(?:/|\||&|\+|;)\s*|\s+and\s+", re.I)
 MERGE_PART_SIMILARITY = 0.9
+MIN_WORD = 3
+SAME_WORD_SIMILARITY = 0.75
 _DIGITS = re.compile(r"\d+")
+
+
+def compact(label: str) -> str:
+    """``label`` folded to its letters and digits, accents dropped: how an OCR that loses
+    accents, sub- and superscript marks and punctuation may read it.
+
+    >>> compact("x̃_j"), compact("X J"), compact("Σ")
+    ('xj', 'xj', 'σ')
+    """
+    s = unicodedata.normalize("NFKD", fold(label))
+    return "".join(ch for ch in s if ch.isalnum() and not unicodedata.combining(ch))
+
+
+def replaces_word(name: str, label: str) -> bool:
+    """Whether ``label`` shares a word with ``name`` but has a different word in place of one
+    of the name's (module docstring: the word veto).
+
+    >>> replaces_word("Denoised Latent z_{t-1}", "Noisy Latent z_T"), replaces_word("Local Model 1", "Local SGD 1")
+    (True, True)
+    >>> replaces_word("Attention Block", "Attcntion Block"), replaces_word("Denoised Latent", "Latent")
+    (False, False)
+    >>> replaces_word("Output", "Decoder / Output"), replaces_word("Encoder", "Decoder")
+    (False, False)
+    >>> replaces_word("Encoder E", "Encoder ℰ")
+    False
+    """
+    a = [w for w in fold(name).split() if len(w) >= MIN_WORD and w.isalpha()]
+    b = [w for w in fold(label).split() if len(w) >= MIN_WORD and w.isalpha()]
+    if not a or not b:
+        return False
+    sims = string_similarity(a, b)
+    same = sims >= SAME_WORD_SIMILARITY
+    if not same.any():
+        return False  # nothing shared: whether they name the same thing is the matcher's call
+    return bool((~same.any(axis=1)).any() and (~same.any(axis=0)).any())
 
 
 def siblings(name: str, label: str) -> bool:
@@ -90,8 +137,8 @@ def merged_with(name: str, label: str) -> list[str]:
 
     >>> merged_with("Decoder", "Encoder / Decoder"), merged_with("Add & Norm", "Add & Norm"), merged_with("Norm", "Nor")
     (['Encoder'], [], [])
-    >>> merged_with("Sample-and-Hold", "Analog Input / Sample-and-Hold")
-    ['Analog Input']
+    >>> merged_with("Sample-and-Hold", "Analog Input / Sample-and-Hold"), merged_with("x̃_j", "xj/hj")
+    (['Analog Input'], ['hj'])
     """
     if fold(name) == fold(label):
         return []
@@ -99,8 +146,10 @@ def merged_with(name: str, label: str) -> list[str]:
     if len(parts) < 2:
         return []
     sims = string_similarity([name], parts)[0]
-    best = int(sims.argmax())
-    if fold(parts[best]) == fold(name) or sims[best] >= MERGE_PART_SIMILARITY:
+    key = compact(name)
+    same = [k for k, p in enumerate(parts) if key and compact(p) == key]
+    best = same[0] if same else int(sims.argmax())
+    if same or fold(parts[best]) == fold(name) or sims[best] >= MERGE_PART_SIMILARITY:
         return [p for k, p in enumerate(parts) if k != best]
     return []
 
@@ -141,6 +190,11 @@ class Grounding:
         return ""
 
 
+def _other(name: str, label: str) -> bool:
+    """A node that is never the named component: a sibling, or a replaced word (vetoes)."""
+    return siblings(name, label) or replaces_word(name, label)
+
+
 def _ground(names: Sequence[str], items: Sequence[Node], config: MatchingConfig, embedder: LabelEmbedder | None,
             margin: float) -> dict[str, Grounding]:
     distinct: list[str] = []
@@ -163,9 +217,9 @@ def _ground(names: Sequence[str], items: Sequence[Node], config: MatchingConfig,
         col = [(float(sim[i, j]), i) for i in range(len(items))]
         ranked = sorted(col, key=lambda x: (-x[0], items[x[1]].id))
         node_id = chosen.get(f"q{j}")
-        if node_id is not None and siblings(name, next(x.label for x in items if x.id == node_id)):
-            node_id = None  # another member of the series, not this one
-        ranked = [(s2, k) for s2, k in ranked if not siblings(name, items[k].label)] or ranked
+        if node_id is not None and _other(name, next(x.label for x in items if x.id == node_id)):
+            node_id = None  # another member of the series, or another component of the kind
+        ranked = [(s2, k) for s2, k in ranked if not _other(name, items[k].label)] or ranked
         if node_id is None:
             best = ranked[0]
             out[name] = Grounding(name, "unmatched", candidates=((items[best[1]].id, items[best[1]].label,
