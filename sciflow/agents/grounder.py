@@ -7,7 +7,9 @@ Backend ``rules`` (default), exact behaviour:
 2. A shape that (directly or through nested shapes) holds a shape with text is a
    *container*: it becomes a :class:`GroupEvidence` and a candidate node of kind
    ``"container"`` (a graph node only when an edge attaches to the container itself). Its
-   label is the free text line group nearest its top edge, inside it.
+   label is the free text line group nearest its top edge, inside it or straddling the top
+   side with its centre inside and at most half its height above (:func:`_title_place`:
+   OCR boxes are padded, so a title set just under the line has a box reaching above it).
 3. Any other shape with text is a node; its label is all its lines in reading order joined
    by spaces; ``kind`` is the shape kind; confidence = shape confidence x min line confidence.
 4. Each operator symbol is a node of kind ``"operator"`` labelled with the symbol, unless it
@@ -74,7 +76,7 @@ class RuleGrounder:
         self.layout_min_conf = float(self.params.get("layout_min_conf", 0.5))
 
     def fingerprint(self) -> dict[str, Any]:
-        return {"backend": "rules"}
+        return {"backend": "rules", "version": 2}  # 2: titles reaching above the frame
 
     def _captioned_icons(
         self,
@@ -236,7 +238,7 @@ class RuleGrounder:
         for s in diagram.shapes:
             if s.id not in texted_desc:
                 continue
-            own = [lb for lb in labels if _inside(lb.bbox, s.bbox)]
+            own = [lb for lb in labels if _title_place(lb.bbox, s.bbox)]
             title = min(own, key=lambda lb: lb.bbox[1] - s.bbox[1]) if own else None
             if title is not None:
                 titles.add(title.id)
@@ -347,6 +349,27 @@ def _xoverlap(a: tuple[float, ...], b: tuple[float, ...]) -> float:
 
 def _inside(a: tuple[float, ...], b: tuple[float, ...], tol: float = 2.0) -> bool:
     return a[0] >= b[0] - tol and a[1] >= b[1] - tol and a[2] <= b[2] + tol and a[3] <= b[3] + tol
+
+
+def _title_place(label: tuple[float, ...], frame: tuple[float, ...], tol: float = 2.0) -> bool:
+    """Whether a label at ``label`` can title the container ``frame``: inside it, or
+    straddling its top side (a title drawn on the frame line, or an OCR box padded above a
+    title set just under it) with its centre inside and at most half its height above.
+
+    >>> _title_place((10, 5, 50, 25), (0, 10, 100, 100)), _title_place((10, -5, 50, 15), (0, 10, 100, 100))
+    (True, False)
+    """
+    if _inside(label, frame, tol):
+        return True
+    h = label[3] - label[1]
+    cy = (label[1] + label[3]) / 2
+    return (
+        label[0] >= frame[0] - tol
+        and label[2] <= frame[2] + tol
+        and label[3] <= frame[3] + tol
+        and label[1] >= frame[1] - 0.5 * h
+        and frame[1] < cy
+    )
 
 
 def _area(b: tuple[float, ...]) -> float:

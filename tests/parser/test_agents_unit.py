@@ -98,3 +98,21 @@ def test_architect_keeps_attached_candidates_and_merges_duplicates():
     assert [n.label for n in g.nodes] == ["Encoder", "Decoder", "points"]
     assert g.nodes[0].bbox == (5.0, 5.0, 50.0, 25.0)
     assert [(e.source, e.target, e.label) for e in g.edges] == [("n1", "n2", "features"), ("n3", "n1", None)]
+
+
+def test_a_title_whose_text_box_reaches_above_the_frame_names_the_container():
+    # OCR boxes are padded: a title set just under a frame's top line has a box reaching
+    # above the line (Graphviz cluster labels); its centre is inside, so it names the frame.
+    # A text mostly above the frame (a caption over it) does not.
+    img = np.full((300, 700, 3), 255, np.uint8)
+    frame = ((100.0, 40.0), (600.0, 40.0), (600.0, 280.0), (100.0, 280.0))
+    box = ((150.0, 120.0), (300.0, 120.0), (300.0, 180.0), (150.0, 180.0))
+    for title_box, expected in (((300.0, 34.0, 420.0, 76.0), "TRACKING"), ((300.0, 8.0, 420.0, 48.0), None)):
+        d = Diagram(image=img)
+        d.shapes = [
+            Shape(0, "rect", (100, 40, 600, 280), frame, (255, 255, 255), 0.9, 500 * 240),
+            Shape(1, "rect", (150, 120, 300, 180), box, (255, 255, 255), 0.99, 150 * 60, parent=0),
+        ]
+        d.text_lines = [TextBox(0, "TRACKING", title_box, 0.99), TextBox(1, "Extract ORB", (170, 135, 280, 160), 0.99)]
+        Grounder({}).run(d)
+        assert [g.label for g in d.groups] == [expected]

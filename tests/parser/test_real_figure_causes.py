@@ -204,3 +204,38 @@ def test_a_one_letter_label_in_a_tight_box_is_kept_though_an_arrow_touches_it(pa
     g = parser(c.array()).graph
     assert "z" in labels(g)
     assert edges_by_label(g) == {("encoder", "z")}
+
+
+def test_a_short_dashed_frame_around_a_left_to_right_row_is_found(parser):
+    # Graphviz's clusters in a left-to-right layout are wide and short: the frame's dashed
+    # sides are shorter than three text heights, yet it is a frame the arrows cross
+    c = Canvas(1000, 150)
+    c.box("Original", 20, 70, w=130)
+    dashed_rounded_frame(c, (200, 20, 760, 135), r=16)
+    c.text("Pruning", 450, 26, size=14)
+    c.box("Train", 230, 70, w=130)
+    c.box("Prune", 420, 70, w=130)
+    c.box("Retrain", 600, 70, w=130)
+    c.box("Compressed", 820, 70, w=150)
+    c.arrow([(150, 95), (230, 95)])
+    c.arrow([(360, 95), (420, 95)])
+    c.arrow([(550, 95), (600, 95)])
+    c.arrow([(730, 95), (820, 95)])
+    g = parser(c.array()).graph
+    assert [grp.label for grp in g.groups] == ["Pruning"]
+    assert labels(g) == {"original", "train", "prune", "retrain", "compressed"}
+    assert edges_by_label(g) == {("original", "train"), ("train", "prune"), ("prune", "retrain"),
+                                 ("retrain", "compressed")}
+
+
+def test_two_stacked_boxes_with_sides_in_line_frame_nothing(parser):
+    # the top of one box, the bottom of the box under it and their sides in line are no frame
+    c = Canvas(420, 330)
+    c.box("Local Data", 130, 30, w=160)
+    c.box("Local SGD", 130, 140, w=160)
+    c.box("Local Model", 130, 250, w=160)
+    c.arrow([(210, 80), (210, 140)])
+    c.arrow([(210, 190), (210, 250)])
+    g = parser(c.array()).graph
+    assert not g.groups
+    assert edges_by_label(g) == {("local data", "local sgd"), ("local sgd", "local model")}

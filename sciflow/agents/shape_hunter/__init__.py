@@ -35,8 +35,12 @@ Backends (``[parser.shape_hunter] backend``), registered in :data:`BACKENDS`:
      to the outline's sharp tips (:func:`_diamond_tips`).
   6. ``parent`` is the smallest other shape whose outline contains this shape's bbox.
   8. Frames: rectangles assembled from long straight ink runs (at least ``frame_len`` x the
-     text height; ink pieces lying wholly inside an OCR line box are left out): top and
-     bottom runs with matching ends plus left and right runs covering 60 % of the height.
+     text height, 1.5: the clusters of a left-to-right layout are short; ink pieces lying
+     wholly inside an OCR line box are left out): top and bottom runs with matching ends
+     plus left and right runs covering 60 % of the height. A run on the outline of a box
+     already found is no side (two boxes stacked with their sides in line frame nothing),
+     and a side whose top end lies nearer the end of another horizontal run than this
+     frame's corner belongs to the frame next door.
      Dashed and dotted sides count: gaps of up to ``frame_dash_gap`` text heights are closed
      along the run's direction, on the ink outside the solid straight runs only (so solid
      lines side by side are never joined). Rounded corners: the sides may lie up to one text

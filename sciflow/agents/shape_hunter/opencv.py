@@ -39,11 +39,12 @@ class OpenCVShapes(FrameSteps, RegionSteps, ShapeBackend):
         self.color_tol = float(p.get("color_tol", 14))
         self.merge_gap = int(p.get("merge_gap", 9))
         self.surround_frac = float(p.get("surround_frac", 0.75))
-        self.frame_len = float(p.get("frame_len", 3.0))
+        self.frame_len = float(p.get("frame_len", 1.5))
         self.frame_dash_gap = float(p.get("frame_dash_gap", 0.6))
 
     def fingerprint(self) -> dict[str, Any]:
-        return {"backend": "opencv", "opencv": cv2.__version__, "version": 2}  # 2: dashed, rounded frames
+        # 2: dashed, rounded frames; 3: short frames, own corners
+        return {"backend": "opencv", "opencv": cv2.__version__, "version": 3}
 
     def barriers(self, image: np.ndarray) -> np.ndarray:
         edges = np.zeros(image.shape[:2], np.uint8)

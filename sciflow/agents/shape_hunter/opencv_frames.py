@@ -45,6 +45,41 @@ def _side_error(v: tuple[float, float, float], r: float, yt: float, yb: float) -
     return abs(v[1] - (yt + r)) + abs(v[2] - (yb - r))
 
 
+def _on_outline(run: tuple[float, float, float], horizontal: bool, shapes: list[Shape], eps: float = 4.0) -> bool:
+    """Whether the straight run ``run`` (``(y, x0, x1)`` if ``horizontal``, else ``(x, y0,
+    y1)``) lies on the outline of one of ``shapes``: on its top or bottom (left or right)
+    side, within ``eps`` px, and within that side's extent.
+
+    >>> box = Shape(0, "rect", (10, 10, 60, 40), ((10, 10), (60, 10), (60, 40), (10, 40)), (255, 255, 255), 1.0, 1500.0)
+    >>> _on_outline((10.5, 12.0, 58.0), True, [box]), _on_outline((35.0, 10.0, 60.0), False, [box])
+    (True, False)
+    """
+    at, a0, a1 = run
+    for sh in shapes:
+        x0, y0, x1, y1 = sh.bbox
+        sides, lo, hi = ((y0, y1), x0, x1) if horizontal else ((x0, x1), y0, y1)
+        if any(abs(at - v) <= eps for v in sides) and a0 >= lo - eps and a1 <= hi + eps:
+            return True
+    return False
+
+
+def _own_corner(
+    side: tuple[float, float, float], corner: tuple[float, float], runs: list[tuple[float, float, float]]
+) -> bool:
+    """Whether the top end of the vertical run ``side = (x, y0, y1)`` is at least as near the
+    frame's corner ``corner`` (the end of its top run) as to the end of any horizontal run
+    of ``runs`` (``(y, x0, x1)``): two frames side by side each have their own side, and
+    each side turns into its own frame's top.
+
+    >>> tops = [(0.0, 20.0, 100.0), (0.0, 130.0, 200.0)]
+    >>> _own_corner((105.0, 15.0, 300.0), (130.0, 0.0), tops), _own_corner((122.0, 15.0, 300.0), (130.0, 0.0), tops)
+    (False, True)
+    """
+    x, top = side[0], side[1]
+    own = np.hypot(x - corner[0], top - corner[1])
+    return all(np.hypot(x - e, top - y) >= own - 1e-9 for y, a, b in runs for e in (a, b))
+
+
 class FrameSteps:
     """Mixin of :class:`~sciflow.agents.shape_hunter.opencv.OpenCVShapes` (its parameters)."""
 
@@ -122,8 +157,10 @@ class FrameSteps:
                     out.append((x + w / 2, float(y), float(y + h)))
             return out
 
-        H = segs(hor, True)
-        V = segs(ver, False)
+        # a found box's own outline is never a frame side: two boxes stacked with their sides
+        # in line would otherwise frame the gap between them
+        H = [r for r in segs(hor, True) if not _on_outline(r, True, shapes)]
+        V = [r for r in segs(ver, False) if not _on_outline(r, False, shapes)]
         tol = max(6.0, 0.8 * th)
         # a rounded corner starts the top and bottom runs up to its radius inside the sides
         corner = th
@@ -149,6 +186,10 @@ class FrameSteps:
                     and v[2] <= yb + 3
                     and v[2] - v[1] >= 0.6 * (yb - yt) - 2 * tol
                 ]
+                # a side whose top end lies nearer another top run's end than this frame's
+                # corner is the side of the frame next door
+                left = [v for v in left if _own_corner(v, (tx0, yt), H)]
+                right = [v for v in right if _own_corner(v, (tx1, yt), H)]
                 if left and right:
                     # each side is the run whose ends best meet the corners: a rounded frame's
                     # side runs from yt + r to yb - r, r being how far inside the sides the top
