@@ -134,7 +134,7 @@ def test_the_critique_lists_the_claims_a_diagram_fails():
     assert [(x["id"], x["verdict"]) for x in c.failed_claims] == [("seq", "refuted")]
     assert c.failed_claims[0]["explanation"] == 'Refuted: no directed path leads from "Image Encoder" to "Decoder".'
     text = format_critique(c, "text")
-    assert "Claims the diagram fails (1):" in text
+    assert "Claims the diagram fails (1 of 3):" in text
     assert json.loads(format_critique(c, "json"))["failed_claims"][0]["id"] == "seq"
     clean = critique_with_claims(ref, ref, CLAIMS[:1], config=cfg)
     assert clean.passed and clean.failed_claims == ()

@@ -3,12 +3,17 @@
 The text form: a head line with the counts, what the input gives (pixels or not, the parse's
 reliability), who made the claims (``JUDGE`` in capitals when the judge read them), then per
 claim its verdict, the claim, the one-sentence explanation, the grounding, the relations used
-and the pixel regions. The JSON form is :meth:`sciflow.claims.check.ClaimReport.to_dict`.
+and the pixel regions. The JSON form is :meth:`sciflow.claims.check.ClaimReport.to_dict`;
+:func:`save_report` writes it to a file, or to ``<folder>/<item>.json``: the claims result file
+that the HTML report shows beside an item when it lies in ``<results folder>/claims/``
+(:mod:`sciflow.views.report.verdicts`).
 """
 
 from __future__ import annotations
 
 import json
+import re
+from pathlib import Path
 from typing import Any
 
 from sciflow.claims.check import NEI, ClaimReport, ClaimResult
@@ -104,3 +109,14 @@ def format_report(report: ClaimReport, fmt: str = "text") -> str:
     if fmt == "text":
         return to_text(report)
     raise ValueError(f"unknown format {fmt!r}; use one of {', '.join(FORMATS)}")
+
+
+def save_report(report: ClaimReport, out: str | Path) -> Path:
+    """Write the JSON form of ``report`` to ``out`` (a ``.json`` file), or to ``out/<item>.json``
+    when ``out`` is a folder or has no ``.json`` suffix; returns the path written."""
+    out = Path(out)
+    if out.is_dir() or out.suffix.lower() != ".json":
+        out = out / (re.sub(r"[^\w.\-]+", "_", report.item).strip("._") + ".json" if report.item else "claims.json")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(format_report(report, "json") + "\n", "utf-8")
+    return out

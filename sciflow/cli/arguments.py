@@ -223,6 +223,10 @@ def build_parser() -> argparse.ArgumentParser:
                     help="the reference graph file (or NAME@V/<id>.json)")
     add_format(cr, extra=("text", "tagged"))
     cr.add_argument("--config", type=Path, default=None, help="TOML file overriding the pinned config")
+    cr.add_argument("--claims", type=Path, default=None,
+                    help="also check these structural claims (one JSON object per line) and list the failed ones")
+    cr.add_argument("--text", default=None, help="also check the claims these sentences make (the claim grammar)")
+    cr.add_argument("--judge", action="store_true", help="read --text with the judge ([text.judge]), not the grammar")
     cr.set_defaults(func=cmd_critique)
 
     rf = sub.add_parser("rectify", help="generate, critique and repair until the critique passes")

@@ -2,6 +2,7 @@
 
     sciflow claims IMAGE|GRAPH --claims FILE.jsonl [--format text|json] [--config FILE.toml]
     sciflow claims IMAGE|GRAPH --text "The encoder feeds the decoder." [--judge]
+    sciflow claims IMAGE|GRAPH --claims FILE.jsonl -o RESULTS/claims/       # also write RESULTS/claims/<item>.json
     sciflow claims generate REFS... -o claims/ [--seed 0] [--per-type 6]     # REFS: folders, graphs, sciflow-bench-60
 
 Checking exits 0 when every claim is supported, 1 when any is refuted or not enough
@@ -18,7 +19,8 @@ from pathlib import Path
 from sciflow.cli.common import console, print_error
 from sciflow.config import load_config
 
-USAGE = ("sciflow claims IMAGE|GRAPH (--claims FILE.jsonl | --text SENTENCES) [--judge] [--format text|json]\n"
+USAGE = ("sciflow claims IMAGE|GRAPH (--claims FILE.jsonl | --text SENTENCES) [--judge] [--format text|json] "
+         "[-o FILE.json|FOLDER]\n"
          "       sciflow claims generate REFS... -o OUT [--seed N] [--per-type N]")
 
 
@@ -37,7 +39,9 @@ def add_claims_command(parser: argparse.ArgumentParser) -> argparse.ArgumentPars
                    help="text (default) for people, json for programs")
     c.add_argument("--config", type=Path, default=None,
                    help="TOML file overriding the pinned config ([claims], [matching])")
-    c.add_argument("-o", "--out", type=Path, default=None, help="generate: folder for <ref>.jsonl claim files")
+    c.add_argument("-o", "--out", type=Path, default=None,
+                   help="checking: also write the JSON result to FILE.json or FOLDER/<item>.json (in a results "
+                        "folder's claims/, `sciflow report` shows it); generate: folder for <ref>.jsonl claim files")
     c.add_argument("--seed", type=int, default=0, help="generate: seed (default 0)")
     c.add_argument("--per-type", type=int, default=6, help="generate: claims per type and graph (default 6)")
     c.set_defaults(func=cmd_claims)
@@ -57,12 +61,16 @@ def cmd_claims(args: argparse.Namespace) -> int:
         print_error("--judge reads --text; it has no use with --claims")
         return 2
     from sciflow.claims import check_claims, format_report
+    from sciflow.claims.report import save_report
     from sciflow.format.benchmarks import resolve_refs
 
     figure = resolve_refs(args.inputs[0])  # a path, or a graph inside a bundled benchmark (NAME@V/x.json)
     report = check_claims(figure, args.claims, text=args.text, judge=args.judge,
                           config=load_config(args.config))
     sys.stdout.write(format_report(report, args.format) + "\n")
+    if args.out is not None:
+        written = save_report(report, args.out)
+        print(f"wrote {written}", file=sys.stderr)
     return 0 if all(r.verdict == "supported" for r in report.results) else 1
 
 

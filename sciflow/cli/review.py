@@ -52,13 +52,27 @@ def cmd_agreement(args: argparse.Namespace) -> int:
 
 
 def cmd_critique(args: argparse.Namespace) -> int:
+    """With ``--claims`` or ``--text``, the critique also lists the claims the diagram fails (they
+    do not change the judgement or the exit code); a bad claim line is an error (rc 2)."""
+    from sciflow.claims import ClaimFormatError, ClaimsInputError, GrammarError
     from sciflow.critic import critique_input, format_critique
+    from sciflow.critic.claims import critique_with_claims
     from sciflow.format.graph import GraphFormatError
     from sciflow.format.imageio import ImageLoadError
+    from sciflow.models.judge import JudgeError
 
+    claims, text, judge = getattr(args, "claims", None), getattr(args, "text", None), getattr(args, "judge", False)
+    if judge and text is None:
+        print_error("--judge reads --text; it has no use without it")
+        return 2
     try:
-        c = critique_input(args.input, args.ref, config=load_config(args.config))
-    except (GraphFormatError, ImageLoadError, FileNotFoundError) as exc:
+        config = load_config(args.config)
+        if claims is None and text is None:
+            c = critique_input(args.input, args.ref, config=config)
+        else:
+            c = critique_with_claims(args.input, args.ref, claims, text=text, judge=judge, config=config)
+    except (GraphFormatError, ImageLoadError, FileNotFoundError, ClaimFormatError, ClaimsInputError,
+            GrammarError, JudgeError) as exc:
         print_error(exc)
         return 2
     if args.format in ("csv", "markdown", "latex"):  # one row per edit instruction

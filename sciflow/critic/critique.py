@@ -167,8 +167,9 @@ class Critique:
     item_id: str | None = field(default=None, compare=False)
     score: float | None = field(default=None, compare=False)
     unparsed: tuple[str, ...] = field(default=(), compare=False)
-    #: the structural claims the diagram fails (:func:`sciflow.critic.claims.with_claims`), listed only
+    #: the claims the diagram fails, of ``claims_checked`` (None: none given); :mod:`sciflow.critic.claims`
     failed_claims: tuple[Mapping[str, Any], ...] = field(default=(), compare=False)
+    claims_checked: int | None = field(default=None, compare=False)
 
     @property
     def instructions(self) -> list[Instruction]:
@@ -192,7 +193,8 @@ class Critique:
             "summary": self.summary,
             "findings": [f.to_dict() for f in self.findings],
             "instructions": [i.to_dict() for i in self.instructions],
-            **({"failed_claims": [dict(x) for x in self.failed_claims]} if self.failed_claims else {}),
+            **({"claims_checked": self.claims_checked, "failed_claims": [dict(x) for x in self.failed_claims]}
+               if self.claims_checked is not None or self.failed_claims else {}),
         }
 
     @classmethod

@@ -49,9 +49,12 @@ def to_text(c: Critique) -> str:
         lines.append(f"  {k}. [{f.heading.lower()}{'' if f.blocking else ', minor'}] {f.message}")
         for i in f.instructions:
             lines.append(f"     fix: {i.text}")
+    of = f" of {c.claims_checked}" if c.claims_checked is not None else ""
     if c.failed_claims:
-        lines.append(f"Claims the diagram fails ({len(c.failed_claims)}):")
+        lines.append(f"Claims the diagram fails ({len(c.failed_claims)}{of}):")
         lines += [f"  - [{x['verdict'].replace('_', ' ')}] {x['claim']}: {x['explanation']}" for x in c.failed_claims]
+    elif c.claims_checked is not None:
+        lines.append(f"Claims: all {c.claims_checked} supported.")
     return "\n".join(lines)
 
 

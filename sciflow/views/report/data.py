@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from sciflow.views.report.verdicts import load_claims_results
 from sciflow.views.results import load_results
 
 log = logging.getLogger("sciflow.views.report.html")  # the name it logged under before the split
@@ -27,6 +28,8 @@ class Run:
     manifest: dict[str, Any]
     summary: dict[str, Any]
     by_id: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: item id -> claims result (``<path>/claims/<id>.json``, :mod:`sciflow.views.report.verdicts`)
+    claims: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     @property
     def fallbacks(self) -> list[str]:
@@ -55,6 +58,7 @@ def load_run(path: Path) -> Run:
     summary = read_summary(path)
     run = Run(summary.get("run") or path.name, path, rows, manifest, summary)
     run.by_id = {r["id"]: r for r in rows}
+    run.claims = load_claims_results(path)
     return run
 
 

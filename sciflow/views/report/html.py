@@ -17,7 +17,8 @@ builds in seconds (the items render in parallel):
    scores exist;
 4. per item, per run: the generated image (when the prediction is an image), the parse
    overlay (when the row names a ``parsed_graph``), the diff rendering of the reference
-   (:func:`sciflow.views.diff.diff_dot`) and the list of errors; unscored items show their error.
+   (:func:`sciflow.views.diff.diff_dot`) and the list of errors; unscored items show their error;
+   the critique and the claims checked on the item, if any (:mod:`sciflow.views.report.verdicts`).
 
 The diff is drawn from the diagnostics stored in ``results.jsonl`` (exactly what the run
 scored, no model needed). With ``recompute=True``, or for rows without stored diagnostics,
@@ -56,6 +57,7 @@ from sciflow.views.report.charts import plots
 from sciflow.views.report.data import DIFFICULTIES, Run, config_for, load_run, main_metric
 from sciflow.views.report.embed import MAX_IMAGE_SIDE, full_size_file, inline_svg, thumbnail_uri
 from sciflow.views.report.style import CSS, SCRIPT
+from sciflow.views.report.verdicts import claims_part, critique_part
 from sciflow.views.results import item_graphs, resolve_path
 
 log = logging.getLogger(__name__)
@@ -360,16 +362,10 @@ def _run_item(rend: _Renderer, run: Run, row: Mapping[str, Any] | None) -> str:
         n_match = len(diag.get("matched_nodes", []))
         head = f"<p><strong>{len(table)} error{'s' * (len(table) != 1)}</strong> · {n_match} nodes matched</p>"
         parts.append(head + (table.to_html() if table else ""))
-    crit = row.get("critique")
-    if isinstance(crit, Mapping):  # written by `sciflow score --critique`
-        verdict = "pass" if crit.get("passed") else "fail"
-        items = "".join(f"<li>{escape(str(f.get('message', '')))}</li>" for f in crit.get("findings", []))
-        edits = "".join(f"<li><code>{escape(str(i.get('text') or i.get('op', '')))}</code></li>"
-                        for i in crit.get("instructions", []))
-        parts.append(f'<div class="critique"><p><strong>critique: {verdict}</strong> · '
-                     f'{escape(str(crit.get("summary", "")))}</p>'
-                     + (f"<p>explanation</p><ol>{items}</ol>" if items else "")
-                     + (f"<p>edit instructions</p><ol>{edits}</ol>" if edits else "") + "</div>")
+    if isinstance(row.get("critique"), Mapping):  # written by `sciflow score --critique`
+        parts.append(critique_part(row["critique"]))
+    if run.claims.get(str(row.get("id"))):  # RESULTS/claims/<id>.json, written by `sciflow claims ... -o`
+        parts.append(claims_part(run.claims[str(row.get("id"))]))
     parts.append("</div>")
     return "".join(parts)
 

@@ -57,6 +57,9 @@ table.diagnostics tr.d-unmatched-endpoint-edge td:first-child { color: var(--war
 table.diagnostics tr.d-reversed-edge td:first-child { color: #7b1fa2; }
 table.diagnostics tr.d-skip-path-credit td:first-child { color: var(--ok); }
 ul.notes { margin: 4px 0; padding-left: 18px; color: var(--muted); }
+table.claims td:first-child { white-space: nowrap; }
+tr.claim-refuted td:first-child { color: #b3261e; font-weight: 600; }
+tr.claim-not_enough_info td:first-child { color: #9a6700; }
 .badge.score { color: #fff; min-width: 38px; text-align: center; }
 .badge.s4 { background: #1b5e20; } .badge.s3 { background: #43a047; } .badge.s2 { background: #c49000; }
 .badge.s1 { background: #e65100; } .badge.s0 { background: #b71c1c; }
