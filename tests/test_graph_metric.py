@@ -193,6 +193,17 @@ def test_label_folding():
     assert string_similarity([""], [""])[0, 0] == 1.0
 
 
+def test_symbols_drawn_like_letters_match_the_letters():
+    # an adder drawn "∑" (N-ary summation) is the reference's "Σ" (capital sigma): one
+    # character apart, they would otherwise share no character and never match
+    ref = make_graph([("a", "Σ"), ("b", "ΔV_BE (PTAT)"), ("c", "3×3 conv, t−1")], [("a", "b"), ("b", "c")])
+    pred = make_graph([("x", "∑"), ("y", "∆V_BE (PTAT)"), ("z", "3x3 Conv, t-1")], [("x", "y"), ("y", "z")])
+    r = score(pred, ref)
+    assert (r.node_f1, r.edge_f1, r.score) == (1.0, 1.0, 1.0)
+    assert string_similarity(["∑"], ["Σ"])[0, 0] == 1.0
+    assert string_similarity(["∑"], ["E"])[0, 0] == 0.0
+
+
 def test_self_loop():
     ref = make_graph("AB", [("A", "B"), ("B", "B")])
     r = score(make_graph("AB", [("A", "B"), ("B", "B")]), ref)

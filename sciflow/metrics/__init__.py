@@ -9,7 +9,9 @@ tie-breaking of repeated labels by the best edge agreement, edgeless references 
 node F1, text-level relation precision and duplication costs, free OCR text in faithfulness;
 3 = the image level sees the reference: visual flow's direction term reads the prompt's relations
 as drawn, the ``ocr-text-embedding`` fallback adds relation agreement, the ``ssim`` fallback
-averages over the ink (a blank, reversed or shuffled drawing now scores below the clean one).
+averages over the ink (a blank, reversed or shuffled drawing now scores below the clean one);
+4 = labels fold the symbols drawn with the same glyph as a letter or a hyphen
+(:data:`sciflow.metrics.matching.CONFUSABLES`: ∑ and Σ, ∆ and Δ, − and -, × and x).
 """
 
-METRIC_VERSION = 3
+METRIC_VERSION = 4

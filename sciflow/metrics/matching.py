@@ -82,16 +82,24 @@ Objective = Callable[[Mapping[str, str]], Any]
 """Scores an assignment (predicted id -> reference id); larger is better, compared with ``>``."""
 
 
+#: symbols drawn with the same glyph as a letter or a hyphen, which NFKC leaves apart: a
+#: reader (and the OCR) cannot tell N-ary summation from capital sigma, increment from delta,
+#: the minus sign from a hyphen or the multiplication sign from an x in a label
+CONFUSABLES = str.maketrans({"∑": "σ", "∏": "π", "∆": "δ", "−": "-", "×": "x", "∗": "*", "⋅": "·"})
+
+
 @lru_cache(maxsize=65536)
 def fold(label: str) -> str:
-    """Fold case, punctuation and whitespace.
+    """Fold case, punctuation, whitespace and the symbols of :data:`CONFUSABLES`.
 
     >>> fold("  Image-Encoder\\n(ViT) ")
     'image encoder vit'
     >>> fold("⊕")
     '⊕'
+    >>> fold("∑") == fold("Σ"), fold("∆V_BE") == fold("ΔV_BE"), fold("3×3 conv, t−1") == fold("3x3 Conv, t-1")
+    (True, True, True)
     """
-    s = unicodedata.normalize("NFKC", label).lower()
+    s = unicodedata.normalize("NFKC", label).lower().translate(CONFUSABLES)
     s = "".join(" " if unicodedata.category(ch).startswith("P") else ch for ch in s)
     return " ".join(s.split())
 
