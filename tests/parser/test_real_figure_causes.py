@@ -239,3 +239,60 @@ def test_two_stacked_boxes_with_sides_in_line_frame_nothing(parser):
     g = parser(c.array()).graph
     assert not g.groups
     assert edges_by_label(g) == {("local data", "local sgd"), ("local sgd", "local model")}
+
+
+def test_paper_closed_in_by_crossing_arrows_across_a_frame_is_no_box(parser):
+    # two arrows crossing above a container close in a patch of paper with the container's
+    # top and the box they reach; the container's dashed top runs through the patch, and
+    # a drawn box is never cut by a container's border: the patch (holding the title) is
+    # no node, and the title names the container
+    c = Canvas(760, 420)
+    c.box("Sensor", 200, 30, w=150)
+    c.box("Clock", 410, 30, w=150)
+    dashed_rounded_frame(c, (40, 180, 720, 390))
+    c.text("Bank", 380, 204, size=16)
+    c.box("Comparator", 230, 290, w=300, h=60)
+    c.arrow([(300, 80), (500, 290)])
+    c.arrow([(460, 80), (260, 290)])
+    g = parser(c.array()).graph
+    assert [grp.label for grp in g.groups] == ["Bank"]
+    assert {n.label for n in g.nodes if n.kind not in ("text", "container")} == {"Sensor", "Clock", "Comparator"}
+    assert {("sensor", "comparator"), ("clock", "comparator")} <= edges_by_label(g)
+
+
+@pytest.mark.parametrize("out_y", [250, 215])
+def test_an_arrow_leaving_a_frame_at_a_shallow_angle_keeps_its_source(parser, out_y):
+    # crossing the frame's bottom at 14 (or 11) degrees, the masked stretch of the line is
+    # several times the band width: the two pieces still continue each other
+    c = Canvas(1000, 330)
+    dashed_rounded_frame(c, (20, 20, 560, 200))
+    c.text("Second Stage", 290, 42, size=16)
+    c.box("Load", 60, 80, w=150)
+    c.box("Output", 800, out_y, w=150)
+    c.arrow([(210, 125), (800, out_y + 25)])
+    g = parser(c.array()).graph
+    assert [grp.label for grp in g.groups] == ["Second Stage"]
+    assert labels(g) == {"load", "output"}
+    assert edges_by_label(g) == {("load", "output")}
+
+
+def test_a_text_or_frame_touched_where_the_stroke_reaches_a_box_is_no_second_end():
+    # an arrow whose tip reaches a box just under a container's title (or just past the
+    # container's border) touches both: one end, on the box, whatever the connector's size
+    from sciflow.agents.diagram import GroundedNode
+    from sciflow.agents.topology_coder.attach import Contact, shapes_win
+
+    def node(i, kind, box):
+        x0, y0, x1, y1 = box
+        return GroundedNode(i, i, box, kind, 1.0, ((x0, y0), (x1, y0), (x1, y1), (x0, y1)))
+
+    targets = [node("box", "rounded", (100, 100, 200, 140)), node("title", "text", (90, 80, 210, 98)),
+               node("frame", "container", (50, 60, 400, 300)), node("src", "rect", (300, 0, 380, 40))]
+    tip = Contact(0, 0, 150.0, 100.0, head=True)
+    on_title, on_frame = Contact(0, 1, 146.0, 98.0), Contact(0, 2, 152.0, 96.0)
+    tail = Contact(0, 3, 320.0, 40.0)
+    th = 20.0
+    assert shapes_win([tip, on_title], targets, th, 0.9) == [tip]
+    assert shapes_win([tip, on_frame, tail], targets, th, 0.9) == [tip, tail]
+    far = Contact(0, 1, 150.0, 60.0)  # 40 px (2 th) away: another end of the stroke
+    assert shapes_win([tip, far], targets, th, 0.9) == [tip, far]

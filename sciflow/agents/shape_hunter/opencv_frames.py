@@ -10,7 +10,10 @@ import numpy as np
 from sciflow.agents.diagram import BBox, Shape, TextBox
 from sciflow.agents.shape_hunter.base import assign_parents
 from sciflow.agents.shape_hunter.boxes import _box_area, _inside_frac, _iou
-from sciflow.agents.shape_hunter.ink import ink_mask, without_glyphs
+from sciflow.agents.shape_hunter.ink import _same_color, ink_mask, without_glyphs
+
+#: how far (max channel) a region's fill may be from the background and still be paper (noise)
+PAPER_TOL = 8.0
 
 
 def rounded_rect(box: BBox, r: float, steps: int = 4) -> tuple[tuple[float, float], ...]:
@@ -78,6 +81,24 @@ def _own_corner(
     x, top = side[0], side[1]
     own = np.hypot(x - corner[0], top - corner[1])
     return all(np.hypot(x - e, top - y) >= own - 1e-9 for y, a, b in runs for e in (a, b))
+
+
+def _cut_by(box: BBox, runs: list[tuple[float, float, float]], margin: float) -> bool:
+    """Whether a frame's side runs through ``box``: a run (``(y, x0, x1)`` for the top and
+    bottom, ``(x, y0, y1)`` for the sides, in that order per frame of 4) lying more than
+    ``margin`` px inside the box and across at least half of it.
+
+    >>> _cut_by((0, 0, 100, 60), [(30.0, -50.0, 200.0), (40.0, 0.0, 1.0), (-5.0, 0.0, 90.0), (99.0, 0.0, 90.0)], 4)
+    True
+    >>> _cut_by((0, 0, 100, 60), [(58.0, -50.0, 200.0), (70.0, 0.0, 1.0), (-5.0, 0.0, 90.0), (105.0, 0.0, 90.0)], 4)
+    False
+    """
+    x0, y0, x1, y1 = box
+    for k, (at, a, b) in enumerate(runs):
+        lo, hi, s0, s1 = (y0, y1, x0, x1) if k % 4 < 2 else (x0, x1, y0, y1)
+        if lo + margin < at < hi - margin and min(b, s1) - max(a, s0) >= 0.5 * (s1 - s0):
+            return True
+    return False
 
 
 class FrameSteps:
@@ -167,23 +188,24 @@ class FrameSteps:
         frames: list[tuple[float, float, float, float, int, float]] = []
         for yt, tx0, tx1 in H:
             for yb, bx0, bx1 in H:
-                if yb <= yt + L / 2 or abs(tx0 - bx0) > tol or abs(tx1 - bx1) > tol:
+                # either run may reach into its corner arcs, so their ends differ by up to a radius
+                if yb <= yt + L / 2 or abs(tx0 - bx0) > tol + corner or abs(tx1 - bx1) > tol + corner:
                     continue
                 x0, x1 = min(tx0, bx0), max(tx1, bx1)
                 left = [
                     v
                     for v in V
                     if x0 - tol - corner <= v[0] <= x0 + tol
-                    and v[1] >= yt - 3
-                    and v[2] <= yb + 3
+                    and v[1] >= yt - g
+                    and v[2] <= yb + g
                     and v[2] - v[1] >= 0.6 * (yb - yt) - 2 * tol
                 ]
                 right = [
                     v
                     for v in V
                     if x1 - tol <= v[0] <= x1 + tol + corner
-                    and v[1] >= yt - 3
-                    and v[2] <= yb + 3
+                    and v[1] >= yt - g
+                    and v[2] <= yb + g
                     and v[2] - v[1] >= 0.6 * (yb - yt) - 2 * tol
                 ]
                 # a side whose top end lies nearer another top run's end than this frame's
@@ -200,14 +222,18 @@ class FrameSteps:
                     lx, rx = lv[0], rv[0]
                     err = _side_error(lv, x0 - lx, yt, yb) + _side_error(rv, rx - x1, yt, yb)
                     r = max(0.0, min(x0 - lx, rx - x1, 0.5 * (yb - yt)))
-                    frames.append((lx - 1, yt - 1, rx + 2, yb + 2, round(r), err))
+                    runs = ((yt, tx0, tx1), (yb, bx0, bx1), lv, rv)
+                    frames.append((lx - 1, yt - 1, rx + 2, yb + 2, round(r), err, runs))
         out = list(shapes)
         m = max(6.0, 0.4 * th)
         # each box once, with the (side error, corner radius) of its reading whose sides best
         # meet its corners
         best: dict[BBox, tuple[float, int]] = {}
-        for f in sorted(frames, key=lambda f: (f[5], f)):
+        sides: dict[BBox, tuple[tuple[float, float, float], ...]] = {}
+        for f in sorted(frames, key=lambda f: (f[5], f[:6])):
             best.setdefault(f[:4], (f[5], f[4]))
+            sides.setdefault(f[:4], f[6])
+        kept: list[BBox] = []
         for fb in sorted(best):
             if any(
                 _iou(fb, s.bbox) > 0.8
@@ -239,6 +265,14 @@ class FrameSteps:
             poly = rounded_rect(fb, r)
             kind = "rect" if r < 3 else "rounded"
             out.append(Shape(len(out), kind, fb, poly, fill, 0.8, _box_area(fb), None, 1.0))  # type: ignore[arg-type]
+            kept.append(fb)
+        # a container's border never runs through a drawn shape: a region of the paper's
+        # colour that it cuts is paper closed in by connectors around the container's title
+        # (its text inside the region); a filled region it seems to cut has merged with
+        # something beyond its outline, and stays
+        runs = [r for fb in kept for r in sides[fb]]
+        paper = {id(s) for s in shapes if s.kind != "image" and _same_color(s.fill, bg, PAPER_TOL)}
+        out = [s for s in out if id(s) not in paper or not _cut_by(s.bbox, runs, max(4.0, 0.2 * th))]
         out.sort(key=lambda sh: (sh.bbox[1], sh.bbox[0], sh.bbox[3], sh.bbox[2]))
         out = [
             Shape(i, sh.kind, sh.bbox, sh.polygon, sh.fill, sh.confidence, sh.area, None, sh.stroke)

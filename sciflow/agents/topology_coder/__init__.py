@@ -29,9 +29,12 @@ Backend ``strokes`` (default), exact behaviour (``th`` = median OCR line height)
    label in step 6). A remaining end on a container outline goes to the node inside
    that container nearest to it (within ``2.5 th``), else stays on a titled container, else
    is dropped. A connector end that stops short of everything is followed along its tangent
-   for ``extend * th`` px and attached to the first candidate it reaches. On connectors
-   with 3+ contacts, a free-text contact within ``1.5 R`` of a
-   contact on a drawn node is dropped.
+   for ``extend * th`` px and attached to the first candidate it reaches. A free-text or
+   container contact within ``1.5 R`` of a contact on a drawn node is dropped (a label
+   beside the node, or a frame the stroke passes just before it reaches the node).
+   Strokes crossing a container outline at a shallow angle are joined too: two contacts on
+   the same band up to ``4 th`` apart whose pieces leave in opposite directions along the
+   line joining them (within 30 degrees).
 4. Arrowhead at a contact: among the connector's pixels (plus small loose pieces, e.g. the
    wings of a head whose tip was masked) within ``R = max(6, head * th)`` px of the contact
    (at most 0.45 x the distance to the connector's nearest other contact), the spread

@@ -187,15 +187,16 @@ def merge_same_target(cts: list[Contact]) -> list[Contact]:
 
 
 def shapes_win(cts: list[Contact], targets: list[GroundedNode], th: float, head: float) -> list[Contact]:
-    """On a connector with three or more contacts, a free-text contact within ``1.5 R``
-    (``R = max(6, head * th)``) of a contact on a drawn node (shape or operator) is the same
-    stroke end: a label beside the node, not another target."""
-    if len(cts) < 3:
-        return cts
+    """A free-text or container-outline contact within ``1.5 R`` (``R = max(6, head * th)``)
+    of a contact on a drawn node (shape or operator) is the same stroke end: a label beside
+    the node, or a frame the stroke passes just before reaching the node, not another
+    target (an arrow that short, from a text to a box, is rarer than a stroke end touching
+    both)."""
     R = max(6.0, head * th)
     solid = [c for c in cts if targets[c.target].kind not in ("text", "container")]
     return [
         c
         for c in cts
-        if targets[c.target].kind != "text" or all(math.hypot(c.x - o.x, c.y - o.y) > 1.5 * R for o in solid)
+        if targets[c.target].kind not in ("text", "container")
+        or all(math.hypot(c.x - o.x, c.y - o.y) > 1.5 * R for o in solid)
     ]

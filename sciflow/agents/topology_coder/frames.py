@@ -1,7 +1,10 @@
 """Step 3b: container borders, the outlines that connectors cross or end on.
 
 Two contacts of different pieces on the same container band within the band width plus two
-contact radii are one stroke crossing the outline (joined, contacts dropped). A remaining
+contact radii are one stroke crossing the outline (joined, contacts dropped); so are two
+farther apart (up to ``4 th``) whose pieces leave in opposite directions along the line
+joining them (within 30 degrees): a stroke crossing the outline at a shallow angle, whose
+masked stretch is the band width over the sine of that angle. A remaining
 end on a container outline goes to the node inside that container nearest to it (within
 ``2.5 th``), else stays on a titled container, else is dropped.
 """
@@ -12,7 +15,8 @@ import math
 from collections.abc import Callable
 
 from sciflow.agents.diagram import GroundedNode
-from sciflow.agents.topology_coder.attach import Contact
+from sciflow.agents.topology_coder.attach import Contact, direction
+from sciflow.agents.topology_coder.components import Comp
 
 
 def bridge_containers(
@@ -23,18 +27,30 @@ def bridge_containers(
     find: Callable[[int], int],
     parent: dict[int, int],
     bridges: list[tuple[float, float, float, float]],
+    comps: dict[int, Comp],
+    th: float,
+    head: float,
 ) -> list[Contact]:
     """Join the pieces of strokes crossing a container outline (band ``band_w`` px wide,
     contact radius ``r_contact``) and drop their contacts there."""
     lim = band_w + 2 * r_contact + 2
     drop: set[int] = set()
     cont = [i for i, ct in enumerate(contacts) if targets[ct.target].kind == "container"]
+    for i in cont:
+        direction(contacts[i], comps, th, head)
+    cos30 = math.cos(math.radians(30))
     for ai, a in enumerate(cont):
         for b in cont[ai + 1 :]:
             ca, cb = contacts[a], contacts[b]
-            if ca.target != cb.target or ca.comp == cb.comp:
+            if ca.target != cb.target or ca.comp == cb.comp or a in drop or b in drop:
                 continue
-            if math.hypot(ca.x - cb.x, ca.y - cb.y) <= lim:
+            d = math.hypot(ca.x - cb.x, ca.y - cb.y)
+            vx, vy = (cb.x - ca.x) / (d or 1.0), (cb.y - ca.y) / (d or 1.0)
+            straight = (
+                -(ca.out_dir[0] * vx + ca.out_dir[1] * vy) >= cos30
+                and (cb.out_dir[0] * vx + cb.out_dir[1] * vy) >= cos30
+            )
+            if d <= lim or (straight and d <= 4 * th):
                 parent[find(ca.comp)] = find(cb.comp)
                 drop.update((a, b))
                 bridges.append((ca.x, ca.y, cb.x, cb.y))

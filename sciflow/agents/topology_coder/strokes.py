@@ -91,7 +91,9 @@ class StrokeTopology:
         gap = max(self.dash_gap_min, self.dash_gap * th)
         dashed_groups = bridge_dashes(comps, gap, find, parent, labels, bridges)
         band_w = 2 * self.node_pad + 3
-        contacts = bridge_containers(contacts, targets, band_w, r_contact, find, parent, bridges)
+        contacts = bridge_containers(
+            contacts, targets, band_w, r_contact, find, parent, bridges, comps, th, self.head
+        )
         contacts = bridge_text(contacts, comps, targets, th, self.head, find, parent, bridges, d.text_lines, d.image)
         contacts = retarget_container_ends(contacts, targets, th)
         groups: dict[int, list[int]] = {}
