@@ -5,8 +5,11 @@ Backends (``[parser.layout] backend``):
 * ``yolo_onnx``: the diagram-element detector sciflow trains on rendered diagrams
   (:mod:`sciflow.bench.detector`), exported to ONNX and run with onnxruntime. ``weights = ""`` uses
   the model shipped in ``sciflow/models/`` (its card: ``sciflow/models/README.md``); a path
-  uses another export with its ``layout-detector.json`` beside it. Classes: ``node``,
-  ``arrowhead``, ``text``, ``group``, ``operator``.
+  uses another export with its ``<name>.json`` (or ``layout-detector.json``) beside it; a bare
+  file name that is not in the working directory is looked up in ``sciflow/models/`` (e.g.
+  ``layout-detector-v2.onnx``, card ``layout-detector-v2.md``). Classes: ``node``,
+  ``arrowhead``, ``text``, ``group``, ``operator``, and for ``layout-detector-v2`` also
+  ``arrowtail`` (the end of a one-headed connector without the head).
 * ``ultralytics``: any ultralytics YOLO checkpoint (``.pt``) through ``ultralytics`` itself
   (optional extra), e.g. a run of ``sciflow detector train`` before export.
 * ``none``: no detector; ``diagram.layout`` stays empty.
@@ -52,9 +55,20 @@ SHIPPED_ONNX = "layout-detector.onnx"
 SHIPPED_META = "layout-detector.json"
 
 
-def shipped_weights() -> Path:
-    """The detector weights that ship inside the package."""
-    return Path(str(resources.files("sciflow") / "models" / SHIPPED_ONNX))
+def shipped_weights(name: str = SHIPPED_ONNX) -> Path:
+    """The detector weights that ship inside the package (``name``: another shipped export)."""
+    return Path(str(resources.files("sciflow") / "models" / name))
+
+
+def resolve_weights(weights: str) -> Path:
+    """``""``: the shipped detector; a bare file name missing from the working directory but
+    shipped in ``sciflow/models/`` (``layout-detector-v2.onnx``): that file; else the path."""
+    if not weights:
+        return shipped_weights()
+    path = Path(weights)
+    if not path.exists() and path.name == weights and shipped_weights(weights).is_file():
+        return shipped_weights(weights)
+    return path
 
 
 @BACKENDS.register("none")
@@ -225,7 +239,7 @@ class ONNXLayout:
 
         self.params = dict(params)
         weights = str(self.params.get("weights", "") or "")
-        self.weights = Path(weights) if weights else shipped_weights()
+        self.weights = resolve_weights(weights)
         if not self.weights.is_file():
             raise RuntimeError(f"layout backend 'yolo_onnx': weights file {self.weights} does not exist")
         # <name>.json beside the weights, else the layout-detector.json that training writes

@@ -9,6 +9,8 @@ Plain functions over :class:`~sciflow.agents.diagram.LayoutBox` lists; an empty 
 0.9
 >>> arrowhead_support(boxes, 40.0, 15.0, radius=2.0)
 0.0
+>>> arrowtail_support([LayoutBox((10.0, 10.0, 20.0, 20.0), "arrowtail", 0.7)], 15.0, 21.0, radius=2.0)
+0.7
 """
 
 from __future__ import annotations
@@ -20,9 +22,19 @@ def arrowhead_support(layout: list[LayoutBox], x: float, y: float, radius: float
     """The highest confidence of a detected ``arrowhead`` whose box, grown by ``radius`` on
     every side, contains the point ``(x, y)`` (a connector's end at a node outline); 0.0 when
     none does."""
+    return _support(layout, "arrowhead", x, y, radius, min_conf)
+
+
+def arrowtail_support(layout: list[LayoutBox], x: float, y: float, radius: float, min_conf: float = 0.0) -> float:
+    """As :func:`arrowhead_support` for a detected ``arrowtail`` (the end of a one-headed
+    connector without the head, a class of ``layout-detector-v2``); 0.0 for detectors without it."""
+    return _support(layout, "arrowtail", x, y, radius, min_conf)
+
+
+def _support(layout: list[LayoutBox], cls: str, x: float, y: float, radius: float, min_conf: float) -> float:
     best = 0.0
     for b in layout:
-        if b.cls != "arrowhead" or b.confidence < min_conf:
+        if b.cls != cls or b.confidence < min_conf:
             continue
         x0, y0, x1, y1 = b.bbox
         if x0 - radius <= x <= x1 + radius and y0 - radius <= y <= y1 + radius:

@@ -24,7 +24,7 @@ import cv2
 import numpy as np
 
 from sciflow.agents.diagram import Diagram, GroundedNode
-from sciflow.agents.layout_evidence import arrowhead_support
+from sciflow.agents.layout_evidence import arrowhead_support, arrowtail_support
 from sciflow.agents.shape_hunter import background_color
 from sciflow.agents.topology_coder.attach import Contact
 from sciflow.agents.topology_coder.components import Comp
@@ -252,17 +252,27 @@ def _outline_neighbours(polygon: tuple[tuple[float, float], ...], x: float, y: f
 def detected_head(
     d: Diagram, ct: Contact, th: float, limit: float, head: float, min_conf: float, veto_margin: float
 ) -> None:
-    """Fuse the Layout Detector's arrowheads with the geometric reading of one contact: a
-    detected head (score >= ``layout_min_conf``) within half a head window of the contact
-    makes it a head; with ``layout_veto_margin`` > 0 a geometric head that passed its test
-    by less than that margin and has no detection near it is dropped."""
+    """Fuse the Layout Detector's arrowheads and arrow tails with the geometric reading of one
+    contact: a detected head (score >= ``layout_min_conf``) within half a head window of the
+    contact makes it a head; where no detected head is that near, a detected tail (the end
+    of a one-headed connector without the head, ``layout-detector-v2``) with the same score
+    drops a geometric head there (a head read at the wrong end), and with
+    ``layout_veto_margin`` > 0 so does having no detection at all for a geometric head that
+    passed its test by less than that margin."""
     R = head_radius(head, th, limit)
     support = arrowhead_support(d.layout, ct.x, ct.y, radius=0.5 * R, min_conf=min_conf)
-    if support > 0 and not ct.head:
-        ct.head = True
-        ct.margin = support
-        ct.spread = max(ct.spread, 1.0)
-    elif support == 0 and ct.head and ct.margin < veto_margin:
+    if support > 0:
+        if not ct.head:
+            ct.head = True
+            ct.margin = support
+            ct.spread = max(ct.spread, 1.0)
+        return
+    if not ct.head:
+        return
+    tail = arrowtail_support(d.layout, ct.x, ct.y, radius=0.5 * R, min_conf=min_conf)
+    if tail > 0 or ct.margin < veto_margin:
+        log.debug("contact %s at (%.0f,%.0f): geometric head dropped (detected tail %.2f, margin %.2f)",
+                  ct.target, ct.x, ct.y, tail, ct.margin)
         ct.head = False
 
 

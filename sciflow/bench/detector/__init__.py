@@ -12,7 +12,8 @@ The trained weights ship in ``sciflow/models/`` and are read by the Layout Detec
 
 from __future__ import annotations
 
-#: detector classes, in label-index order (the shipped weights use exactly these)
-CLASSES: tuple[str, ...] = ("node", "arrowhead", "text", "group", "operator")
+#: detector classes, in label-index order. The shipped `layout-detector` knows the first five;
+#: `layout-detector-v2` adds `arrowtail` (the end of a one-headed connector without the head)
+CLASSES: tuple[str, ...] = ("node", "arrowhead", "text", "group", "operator", "arrowtail")
 
 __all__ = ["CLASSES"]

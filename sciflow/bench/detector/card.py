@@ -110,7 +110,8 @@ def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     meta_path = Path(args[0]) if args else Path(__file__).resolve().parents[2] / "models" / "layout-detector.json"
     meta = json.loads(meta_path.read_text())
-    (meta_path.parent / "README.md").write_text(render_card(meta))
+    card = "README.md" if meta_path.name == "layout-detector.json" else meta_path.with_suffix(".md").name
+    (meta_path.parent / card).write_text(render_card(meta))
     return 0
 
 

@@ -1,12 +1,15 @@
 """Render framework-like diagrams and write an ultralytics detection dataset with exact boxes.
 
 Boxes come from the renderers themselves (:attr:`sciflow.bench.synth.common.SynthDiagram.elements`:
-Graphviz ``-Tjson`` geometry, the Pillow renderer's own drawing calls), never from guesses.
+Graphviz ``-Tjson`` geometry, the Pillow renderer's own drawing calls, the browser styles'
+measured SVG), never from guesses; ``arrowtail`` boxes (the end of a one-headed connector
+without the head) come from the same geometry (:mod:`sciflow.bench.detector.tails`).
 Styles: Graphviz (the parser benchmark's generator, with some fan-in nodes drawn as operator
-circles) and Pillow. Each render is rescaled to a common text height (``text_px`` x a random
-factor in [0.75, 1.33]), augmented (:func:`sciflow.bench.detector.augment.augment`) and cut to one
-random ``tile`` x ``tile`` window: the detector works at a fixed text scale on tiles, which
-keeps 8-20 px arrowheads visible whatever the size of the figure.
+circles), Pillow, and the browser-drawn Mermaid and paper styles. Each render is rescaled to a
+common text height (``text_px`` x a random factor in [0.75, 1.33]), augmented
+(:func:`sciflow.bench.detector.augment.augment`) and cut to one random ``tile`` x ``tile``
+window: the detector works at a fixed text scale on tiles, which keeps 8-20 px arrowheads
+visible whatever the size of the figure.
 
 Layout written (the ultralytics convention)::
 
@@ -33,6 +36,7 @@ from PIL import Image
 
 from sciflow.bench.detector import CLASSES
 from sciflow.bench.detector.augment import Box, augment, rescale
+from sciflow.bench.detector.tails import graphviz_tails, pillow_render_with_tails, record_tails, tail_box
 from sciflow.bench.synth import graphviz_render, pillow_render
 
 log = logging.getLogger(__name__)
@@ -44,8 +48,10 @@ GRAPHVIZ_SHARE = 0.6
 DEFAULT_SHARES: dict[str, float] = {"graphviz": GRAPHVIZ_SHARE, "pillow": 1 - GRAPHVIZ_SHARE}
 STYLE_ORDER = ("graphviz", "pillow", "mermaid", "paper")
 MIN_BOX_PX = 2.0
-#: arrowhead boxes are squares of at least this x the text height (see :func:`pad_arrowheads`)
+#: arrowhead and arrowtail boxes are squares of at least this x the text height (see :func:`pad_arrowheads`)
 ARROWHEAD_SIDE = 1.2
+#: classes drawn as a square around a point of a connector (see :func:`pad_arrowheads`)
+END_CLASSES = ("arrowhead", "arrowtail")
 
 
 @dataclass
@@ -77,18 +83,24 @@ def _render_graphviz(rng: random.Random, name: str) -> tuple[np.ndarray, list[tu
         d = graphviz_render.render(spec, item_id=name)
     except subprocess.CalledProcessError:  # dot aborts on some ortho/cluster layouts
         d = graphviz_render.render(dict(spec, splines="spline"), item_id=name)
-    return d.image, list(d.elements)
+    return d.image, list(d.elements) + [tail_box(p) for p in graphviz_tails(spec, d.meta)]
 
 
 def _render_pillow(rng: random.Random, name: str) -> tuple[np.ndarray, list[tuple[str, Box]]]:
-    d = pillow_render.render(pillow_render.make_spec(rng, rng.randint(4, 14)), item_id=name)
-    return d.image, list(d.elements)
+    d, tails = pillow_render_with_tails(pillow_render.make_spec(rng, rng.randint(4, 14)), item_id=name)
+    return d.image, list(d.elements) + [tail_box(p) for p in tails]
 
 
-def clip_boxes(boxes: list[tuple[str, Box]], width: int, height: int) -> list[tuple[str, Box]]:
-    """Clip to the image and drop boxes under :data:`MIN_BOX_PX` on a side."""
+def clip_boxes(
+    boxes: list[tuple[str, Box]], width: int, height: int, keep: tuple[str, ...] = ()
+) -> list[tuple[str, Box]]:
+    """Clip to the image and drop boxes under :data:`MIN_BOX_PX` on a side (boxes of the
+    classes in ``keep`` are left as they are: point boxes, padded later)."""
     out = []
     for c, b in boxes:
+        if c in keep:
+            out.append((c, b))
+            continue
         x0, y0 = max(0.0, b[0]), max(0.0, b[1])
         x1, y1 = min(float(width), b[2]), min(float(height), b[3])
         if x1 - x0 >= MIN_BOX_PX and y1 - y0 >= MIN_BOX_PX:
@@ -150,7 +162,7 @@ def _render_browser(style: str, rng: random.Random, browser: Any) -> tuple[np.nd
     from sciflow.bench.synth.styles import make_item
 
     d = make_item(style, rng.randrange(2**31), browser)
-    return d.image, list(d.elements)
+    return d.image, list(d.elements) + [tail_box(p) for p in record_tails(d.record)]
 
 
 def render_item(seed: int, augmented: bool = True, shares: dict[str, float] | None = None,
@@ -198,12 +210,13 @@ def training_tile(
     image, boxes = crop_window(image, boxes, (x0, y0, min(w, x0 + tile), min(h, y0 + tile)))
     canvas = np.full((tile, tile, 3), 255, dtype=np.uint8)
     canvas[: image.shape[0], : image.shape[1]] = image
-    boxes = pad_arrowheads(clip_boxes(boxes, tile, tile), ARROWHEAD_SIDE * text_px)
+    boxes = pad_arrowheads(clip_boxes(boxes, tile, tile, keep=("arrowtail",)), ARROWHEAD_SIDE * text_px)
     return DetectorItem(item.name, canvas, clip_boxes(boxes, tile, tile), item.style, applied)
 
 
 def pad_arrowheads(boxes: list[tuple[str, Box]], side: float) -> list[tuple[str, Box]]:
-    """Arrowhead boxes grown to a square of at least ``side`` px around the drawn head's centre.
+    """Arrowhead (and arrowtail) boxes grown to a square of at least ``side`` px around the
+    drawn head's centre (the tail point).
 
     A drawn head is 7-15 px at the training scale, too few anchor points for the detector to
     learn it (it stayed at zero recall for 12 epochs with tight boxes); the square names the
@@ -211,7 +224,7 @@ def pad_arrowheads(boxes: list[tuple[str, Box]], side: float) -> list[tuple[str,
     contact?)."""
     out = []
     for c, b in boxes:
-        if c == "arrowhead":
+        if c in END_CLASSES:
             cx, cy = (b[0] + b[2]) / 2, (b[1] + b[3]) / 2
             half = max(b[2] - b[0], b[3] - b[1], side) / 2
             b = (cx - half, cy - half, cx + half, cy + half)
