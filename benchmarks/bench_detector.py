@@ -11,7 +11,9 @@ models on the same items) through the ``yolo_onnx`` backend as the parser does (
 tiles, NMS; the text height the parser takes from OCR is taken from the renderer's text boxes x
 ``ocr_line_ratio``) and prints, per style and class, precision and recall at IoU >= 0.5 (greedy
 one-to-one by score; truth arrowheads and arrowtails padded to the squares the detector learns),
-once on clean renders and once on augmented ones, then the median / p90 milliseconds per image
+once on clean renders and once on augmented ones, with the detections read at the wrong end
+(a head detection on a truth tail and not on a head, and the converse), then the median / p90
+milliseconds per image
 with onnxruntime limited to one thread (``--threads``). A class a model does not know (the
 shipped detector has no ``arrowtail``) prints ``—``.
 """
@@ -35,6 +37,17 @@ from sciflow.bench.detector.dataset import ARROWHEAD_SIDE, pad_arrowheads, rende
 from sciflow.bench.detector.evaluate import match  # noqa: E402
 
 Totals = dict[str, list[int]]
+
+
+def wrong_end(pred: list, truth: list, cls: str, other: str, thr: float = 0.5) -> int:
+    """Detections of ``cls`` that match no truth box of ``cls`` but a truth box of ``other``
+    at IoU >= ``thr``: a head detected at a tail (or a tail at a head), direction read backwards."""
+    from sciflow.agents.diagram import bbox_iou
+
+    own = [b for c, b in truth if c == cls]
+    opp = [b for c, b in truth if c == other]
+    return sum(1 for p in pred if p.cls == cls and not any(bbox_iou(p.bbox, b) >= thr for b in own)
+               and any(bbox_iou(p.bbox, b) >= thr for b in opp))
 
 
 def _pr(v: list[int]) -> str:
@@ -68,6 +81,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         for augmented in (False, True):
             totals: list[dict[str, Totals]] = [defaultdict(lambda: defaultdict(lambda: [0, 0, 0])) for _ in dets]
+            flips: list[dict[str, list[int]]] = [defaultdict(lambda: [0, 0]) for _ in dets]
             for style in styles:
                 for i in range(args.n):
                     item = render_item(args.seed * 1_000_003 + i, augmented=augmented, shares={style: 1.0},
@@ -80,6 +94,10 @@ def main(argv: list[str] | None = None) -> int:
                         # the parser passes the OCR's median line height, about ocr_line_ratio x the glyph height
                         boxes = det.detect(item.image, th * det.ocr_line_ratio if th else None)
                         ms[k].append(1000 * (time.perf_counter() - t0))
+                        flip = (wrong_end(boxes, truth, "arrowhead", "arrowtail"),
+                                wrong_end(boxes, truth, "arrowtail", "arrowhead"))
+                        for key in (style, "all"):
+                            flips[k][key] = [flips[k][key][0] + flip[0], flips[k][key][1] + flip[1]]
                         for c, v in match(boxes, truth).items():
                             for key in (style, "all"):
                                 totals[k][key][c] = [x + y for x, y in zip(totals[k][key][c], v, strict=True)]
@@ -90,6 +108,10 @@ def main(argv: list[str] | None = None) -> int:
                     ntruth = totals[0][key][c][2]
                     cells = [_pr(totals[k][key][c]) if c in det.classes else f"{'—':<22}" for k, det in enumerate(dets)]
                     print(f"{key:<9} {c:<10} {ntruth:>6}  " + "  ".join(cells))
+                print(f"{key:<9} {'wrong end':<10} {'':>6}  " + "  ".join(
+                    f"heads at tails {flips[k][key][0]:>4}, tails at heads {flips[k][key][1]:>4}"
+                    if "arrowtail" in det.classes else f"heads at tails {flips[k][key][0]:>4}{'':<20}"
+                    for k, det in enumerate(dets)))
     finally:
         if browser is not None:
             browser.close()

@@ -161,3 +161,23 @@ def test_resume_from_a_checkpoint_kept_outside_the_run(tmp_path):
     assert meta["training_seconds"] > json.loads(record.read_text())["previous_seconds"] > 0
     assert (tmp_path / "day2" / "layout-detector.onnx").is_file()
     assert "arrowtail" in meta["classes"]
+
+
+def test_shipped_v2_card_hash_and_checkpoint_match():
+    from sciflow.agents import layout
+    from sciflow.bench.detector.card import render_card
+    from sciflow.format.hashing import file_sha256
+
+    weights = layout.resolve_weights("layout-detector-v2.onnx")
+    if not weights.is_file():
+        pytest.skip("layout-detector-v2 is not shipped in this tree")
+    meta = json.loads(weights.with_suffix(".json").read_text())
+    assert file_sha256(weights) == meta["onnx_sha256"] and "arrowtail" in meta["classes"]
+    assert weights.with_suffix(".md").read_text() == render_card(meta)
+    ckpt = weights.with_name(meta["resume_checkpoint"]["file"])
+    assert file_sha256(ckpt) == meta["resume_checkpoint"]["sha256"]
+    assert ckpt.stat().st_size <= 10 * 2**20
+    record = json.loads(weights.with_name(meta["resume_checkpoint"]["record"]).read_text())
+    assert record["config"]["epochs"] == meta["train_config"]["epochs"]
+    assert record["epochs_completed"] == meta["resume_checkpoint"]["epoch"]
+    assert layout.BACKENDS.create("yolo_onnx", {"weights": "layout-detector-v2.onnx"}).classes == meta["classes"]

@@ -39,14 +39,19 @@ def render_card(meta: dict[str, Any]) -> str:
             ]
         )
     hours = meta.get("training_seconds")
+    name = meta.get("name", "layout-detector")  # the file stem; the first shipped model has none recorded
+    styles = ds.get("styles", {})
+    names = {"graphviz": "Graphviz", "pillow": "Pillow", "mermaid": "Mermaid", "paper": "paper"}
+    drawn = [names.get(k, k) for k in ("graphviz", "pillow", "mermaid", "paper") if k in styles]
+    style_words = " and ".join(drawn) if len(drawn) <= 2 else ", ".join(drawn[:-1]) + " and " + drawn[-1]
     hw = meta.get("hardware", {})
     where = f"{hw.get('cpus', '?')}-core CPU ({hw.get('processor') or hw.get('machine', '?')})"
     if hw.get("gpu"):
         where = f"GPU {hw['gpu']}"
     lines = [
-        "# Layout detector: model card",
+        "# Layout detector: model card" if name == "layout-detector" else f"# Layout detector `{name}`: model card",
         "",
-        "Generated from `layout-detector.json` by `python -m sciflow.bench.detector.card`; do not edit.",
+        f"Generated from `{name}.json` by `python -m sciflow.bench.detector.card`; do not edit.",
         "",
         "## What it is",
         "",
@@ -60,7 +65,7 @@ def render_card(meta: dict[str, Any]) -> str:
         "",
         "| file | sha256 |",
         "|---|---|",
-        f"| `layout-detector.onnx` | `{meta['onnx_sha256']}` |",
+        f"| `{name}.onnx` | `{meta['onnx_sha256']}` |",
         f"| ultralytics checkpoint it was exported from | `{meta['pt_sha256']}` |",
         "",
         "## Training",
@@ -75,10 +80,11 @@ def render_card(meta: dict[str, Any]) -> str:
         f"- Hardware and time: {where}, "
         + (f"{hours / 3600:.2f} h." if isinstance(hours, (int, float)) else "time not recorded."),
         f"- Reproduce: `sciflow detector dataset -o DATA --n {ds.get('n', 'N')} --seed {ds.get('seed', 0)} "
-        f"--tile {cfg['imgsz']} --text-px {meta.get('text_px')}` then "
+        f"--tile {cfg['imgsz']} --text-px {meta.get('text_px')}{_styles_option(ds)}` then "
         f"`sciflow detector train --data DATA --epochs {cfg['epochs']} --imgsz {cfg['imgsz']} "
         f"--width {cfg.get('width')} --batch {cfg['batch']} --seed {cfg['seed']}` (needs `pip install "
         "'sciflow[detector]'`; `--resume` continues an interrupted run).",
+        *_resume_lines(meta),
         "",
         "## Validation (held-out renders, ultralytics `val`)",
         "",
@@ -95,7 +101,7 @@ def render_card(meta: dict[str, Any]) -> str:
     lines += [
         "## Limits",
         "",
-        "- Trained only on sciflow's own renderers (Graphviz and Pillow styles plus augmentations); real "
+        f"- Trained only on sciflow's own renderers ({style_words} styles plus augmentations); real "
         "paper figures (photos, 3-D blocks, dense annotations) are outside its training distribution.",
         "- The text scale comes from the OCR line heights: a figure without readable text is seen whole, at "
         "one tile, where small arrowheads vanish.",
@@ -104,6 +110,25 @@ def render_card(meta: dict[str, Any]) -> str:
         "",
     ]
     return "\n".join(lines)
+
+
+def _styles_option(ds: dict[str, Any]) -> str:
+    """`` --styles a=x,b=y`` when the dataset recorded its style shares (datasets before v2 did not)."""
+    shares = ds.get("style_shares")
+    return " --styles " + ",".join(f"{k}={v:g}" for k, v in shares.items()) if shares else ""
+
+
+def _resume_lines(meta: dict[str, Any]) -> list[str]:
+    """The card's line on the committed resumable checkpoint, when the metadata names one."""
+    ckpt = meta.get("resume_checkpoint")
+    if not ckpt:
+        return []
+    return [
+        f"- Resumable: `{ckpt['file']}` (sha256 `{ckpt['sha256']}`) is `last.pt` after epoch "
+        f"{ckpt['epoch']} of {meta['train_config']['epochs']}, with `{ckpt['record']}` (the recorded "
+        "schedule); `prepare_resume` in `sciflow.bench.detector.train` copies both into a run folder, "
+        "then `sciflow detector train --data DATA -o RUN --resume` continues the schedule."
+    ]
 
 
 def main(argv: list[str] | None = None) -> int:

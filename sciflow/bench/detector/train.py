@@ -287,7 +287,9 @@ def finalize(
         "epochs_completed": epochs_done,
         "training_seconds": _rounded(training_seconds(run_dir, seconds)),
         "dataset": {
-            k: dataset.get(k) for k in ("n", "seed", "tile", "text_px", "images", "boxes", "styles") if k in dataset
+            k: dataset.get(k)
+            for k in ("n", "seed", "tile", "text_px", "images", "boxes", "styles", "style_shares")
+            if k in dataset
         },
         "validation": {
             "mAP50": round(float(res.box.map50), 4),
