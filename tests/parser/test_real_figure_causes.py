@@ -277,8 +277,8 @@ def test_an_arrow_leaving_a_frame_at_a_shallow_angle_keeps_its_source(parser, ou
 
 
 def test_a_text_or_frame_touched_where_the_stroke_reaches_a_box_is_no_second_end():
-    # an arrow whose tip reaches a box just under a container's title (or just past the
-    # container's border) touches both: one end, on the box, whatever the connector's size
+    # an arrow whose tip reaches a box just past a container's border (or just under its
+    # title) touches both: one end, on the box
     from sciflow.agents.diagram import GroundedNode
     from sciflow.agents.topology_coder.attach import Contact, shapes_win
 
@@ -292,7 +292,57 @@ def test_a_text_or_frame_touched_where_the_stroke_reaches_a_box_is_no_second_end
     on_title, on_frame = Contact(0, 1, 146.0, 98.0), Contact(0, 2, 152.0, 96.0)
     tail = Contact(0, 3, 320.0, 40.0)
     th = 20.0
-    assert shapes_win([tip, on_title], targets, th, 0.9) == [tip]
+    assert shapes_win([tip, on_frame], targets, th, 0.9) == [tip]
     assert shapes_win([tip, on_frame, tail], targets, th, 0.9) == [tip, tail]
+    assert shapes_win([tip, on_title, tail], targets, th, 0.9) == [tip, tail]
+    # on two contacts, a text that close is the tail of a short arrow into the box, unless
+    # it is the container's title
+    assert shapes_win([tip, on_title], targets, th, 0.9) == [tip, on_title]
+    import dataclasses
+
+    titled = [targets[0], dataclasses.replace(targets[1], text_ids=(5,)),
+              dataclasses.replace(targets[2], label="Stage", text_ids=(5,)), targets[3]]
+    assert shapes_win([tip, on_title], titled, th, 0.9) == [tip]
     far = Contact(0, 1, 150.0, 60.0)  # 40 px (2 th) away: another end of the stroke
     assert shapes_win([tip, far], targets, th, 0.9) == [tip, far]
+
+
+@pytest.mark.parametrize("dy", [-2, 2])
+def test_an_arrow_grazing_a_boxs_corner_passes_it_by(parser, dy):
+    # the arrow from Router to FFN 1 runs over FFN 2's top-left corner: the node mask cuts it
+    # in two, and both pieces touch FFN 2, yet it is one stroke passing by
+    c = Canvas(560, 300)
+    c.box("Router", 380, 20, w=150)
+    c.box("FFN 1", 20, 200, w=150)
+    c.box("FFN 2", 230, 166 + dy, w=110)
+    c.arrow([(400, 70), (170, 200)])
+    c.arrow([(470, 70), (300, 166 + dy)])
+    g = parser(c.array()).graph
+    assert edges_by_label(g) == {("router", "ffn 1"), ("router", "ffn 2")}
+
+
+def test_a_line_through_a_small_operator_in_line_is_no_graze(parser):
+    # two arrows in one line through an adder: the stroke passes through the node's middle,
+    # so it ends there and starts again
+    c = Canvas(620, 160)
+    c.box("Left", 20, 55, w=140)
+    c.box("Right", 460, 55, w=140)
+    c.d.ellipse((290, 60, 330, 100), outline="black", width=2)
+    c.d.line((310, 64, 310, 96), fill="black", width=2)
+    c.d.line((294, 80, 326, 80), fill="black", width=2)
+    c.arrow([(160, 80), (290, 80)])
+    c.arrow([(330, 80), (460, 80)])
+    g = parser(c.array()).graph
+    assert edges_by_label(g) == {("left", "⊕"), ("⊕", "right")}
+
+
+def test_a_head_seen_on_the_stroke_beats_one_inferred_under_an_outline():
+    from sciflow.agents.topology_coder.attach import Contact
+    from sciflow.agents.topology_coder.strokes import visible_over_hidden
+
+    seen, inferred = Contact(0, 0, 0.0, 0.0, head=True), Contact(0, 1, 90.0, 0.0, head=True)
+    visible_over_hidden([seen, inferred], [inferred])
+    assert (seen.head, inferred.head) == (True, False)
+    both_seen = [Contact(0, 0, 0.0, 0.0, head=True), Contact(0, 1, 90.0, 0.0, head=True)]
+    visible_over_hidden(both_seen, [])
+    assert [c.head for c in both_seen] == [True, True]  # a double-headed arrow stays

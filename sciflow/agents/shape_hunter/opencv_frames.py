@@ -86,17 +86,18 @@ def _own_corner(
 def _cut_by(box: BBox, runs: list[tuple[float, float, float]], margin: float) -> bool:
     """Whether a frame's side runs through ``box``: a run (``(y, x0, x1)`` for the top and
     bottom, ``(x, y0, y1)`` for the sides, in that order per frame of 4) lying more than
-    ``margin`` px inside the box and across at least half of it.
+    ``margin`` px inside the box and reaching past both its ends (a frame nested inside a
+    container's region lies within it, and does not cut it).
 
     >>> _cut_by((0, 0, 100, 60), [(30.0, -50.0, 200.0), (40.0, 0.0, 1.0), (-5.0, 0.0, 90.0), (99.0, 0.0, 90.0)], 4)
     True
-    >>> _cut_by((0, 0, 100, 60), [(58.0, -50.0, 200.0), (70.0, 0.0, 1.0), (-5.0, 0.0, 90.0), (105.0, 0.0, 90.0)], 4)
+    >>> _cut_by((0, 0, 100, 60), [(30.0, 10.0, 90.0), (50.0, 10.0, 90.0), (10.0, 30.0, 50.0), (90.0, 30.0, 50.0)], 4)
     False
     """
     x0, y0, x1, y1 = box
     for k, (at, a, b) in enumerate(runs):
         lo, hi, s0, s1 = (y0, y1, x0, x1) if k % 4 < 2 else (x0, x1, y0, y1)
-        if lo + margin < at < hi - margin and min(b, s1) - max(a, s0) >= 0.5 * (s1 - s0):
+        if lo + margin < at < hi - margin and a <= s0 + margin and b >= s1 - margin:
             return True
     return False
 

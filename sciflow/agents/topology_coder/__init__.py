@@ -29,9 +29,10 @@ Backend ``strokes`` (default), exact behaviour (``th`` = median OCR line height)
    label in step 6). A remaining end on a container outline goes to the node inside
    that container nearest to it (within ``2.5 th``), else stays on a titled container, else
    is dropped. A connector end that stops short of everything is followed along its tangent
-   for ``extend * th`` px and attached to the first candidate it reaches. A free-text or
-   container contact within ``1.5 R`` of a contact on a drawn node is dropped (a label
-   beside the node, or a frame the stroke passes just before it reaches the node).
+   for ``extend * th`` px and attached to the first candidate it reaches. A container
+   contact within ``1.5 R`` of a contact on a drawn node is dropped (a frame the stroke
+   passes just before it reaches the node), and so, on connectors with 3+ contacts, is a
+   free-text one (a label beside the node; on two contacts it is a short arrow's tail).
    Strokes crossing a container outline at a shallow angle are joined too: two contacts on
    the same band up to ``4 th`` apart whose pieces leave in opposite directions along the
    line joining them (within 30 degrees).

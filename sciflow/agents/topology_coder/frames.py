@@ -3,8 +3,9 @@
 Two contacts of different pieces on the same container band within the band width plus two
 contact radii are one stroke crossing the outline (joined, contacts dropped); so are two
 farther apart (up to ``4 th``) whose pieces leave in opposite directions along the line
-joining them (within 30 degrees): a stroke crossing the outline at a shallow angle, whose
-masked stretch is the band width over the sine of that angle. A remaining
+joining them (within 30 degrees) and that line crosses the outline at more than 5 degrees:
+a stroke crossing the outline at a shallow angle, whose masked stretch is the band width
+over the sine of that angle (pieces in line along the outline are leftover dashes of it). A remaining
 end on a container outline goes to the node inside that container nearest to it (within
 ``2.5 th``), else stays on a titled container, else is dropped.
 """
@@ -50,11 +51,37 @@ def bridge_containers(
                 -(ca.out_dir[0] * vx + ca.out_dir[1] * vy) >= cos30
                 and (cb.out_dir[0] * vx + cb.out_dir[1] * vy) >= cos30
             )
-            if d <= lim or (straight and d <= 4 * th):
+            # a stroke crosses the outline, however shallow; pieces in line along it are
+            # leftover dashes of the frame itself
+            across = _across_outline(targets[ca.target].polygon, (ca.x + cb.x) / 2, (ca.y + cb.y) / 2, vx, vy)
+            if d <= lim or (straight and across and d <= 4 * th):
                 parent[find(ca.comp)] = find(cb.comp)
                 drop.update((a, b))
                 bridges.append((ca.x, ca.y, cb.x, cb.y))
     return [ct for i, ct in enumerate(contacts) if i not in drop]
+
+
+def _across_outline(polygon: tuple[tuple[float, float], ...], x: float, y: float, vx: float, vy: float) -> bool:
+    """Whether the unit direction ``(vx, vy)`` at ``(x, y)`` crosses the polygon's nearest side
+    at more than 5 degrees (parallel to it: a run along the outline, not across it).
+
+    >>> square = ((0.0, 0.0), (100.0, 0.0), (100.0, 100.0), (0.0, 100.0))
+    >>> _across_outline(square, 50.0, 1.0, 0.98, 0.2), _across_outline(square, 50.0, 1.0, 1.0, 0.01)
+    (True, False)
+    """
+    best, side = math.inf, (1.0, 0.0)
+    n = len(polygon)
+    for k in range(n):
+        (ax, ay), (bx, by) = polygon[k], polygon[(k + 1) % n]
+        ex, ey = bx - ax, by - ay
+        L2 = ex * ex + ey * ey
+        if L2 <= 0:
+            continue
+        t = max(0.0, min(1.0, ((x - ax) * ex + (y - ay) * ey) / L2))
+        dist = math.hypot(x - (ax + t * ex), y - (ay + t * ey))
+        if dist < best:
+            best, side = dist, (ex / math.sqrt(L2), ey / math.sqrt(L2))
+    return abs(vx * side[1] - vy * side[0]) > math.sin(math.radians(5))
 
 
 def retarget_container_ends(contacts: list[Contact], targets: list[GroundedNode], th: float) -> list[Contact]:

@@ -40,7 +40,7 @@ from sciflow.agents.topology_coder.heads import (
 from sciflow.agents.topology_coder.labels import edge_labels
 from sciflow.agents.topology_coder.masks import stroke_masks
 from sciflow.agents.topology_coder.reach import reachability
-from sciflow.agents.topology_coder.underpass import bridge_text
+from sciflow.agents.topology_coder.underpass import bridge_grazes, bridge_text
 
 log = logging.getLogger(__name__)
 
@@ -64,8 +64,9 @@ class StrokeTopology:
         self.layout_veto_margin = float(p.get("layout_veto_margin", 0.0))
 
     def fingerprint(self) -> dict[str, Any]:
-        # 2: dashed/rounded frames, inline label boxes, outline-corrected hidden heads (issue 17)
-        return {"backend": "strokes", "version": 2}
+        # 2: dashed/rounded frames, inline label boxes, outline-corrected hidden heads (issue 17);
+        # 3: shallow frame crossings, grazes, seen heads over inferred ones, weakest head as tail
+        return {"backend": "strokes", "version": 3}
 
     def trace(self, d: Diagram) -> None:
         """Fill ``d.strokes`` and ``d.edges``."""
@@ -95,6 +96,7 @@ class StrokeTopology:
             contacts, targets, band_w, r_contact, find, parent, bridges, comps, th, self.head
         )
         contacts = bridge_text(contacts, comps, targets, th, self.head, find, parent, bridges, d.text_lines, d.image)
+        contacts = bridge_grazes(contacts, comps, targets, th, self.head, find, parent, bridges)
         contacts = retarget_container_ends(contacts, targets, th)
         groups: dict[int, list[int]] = {}
         for i in sorted(comps):
@@ -160,6 +162,7 @@ class StrokeTopology:
         th: float,
     ) -> None:
         """Decide which of one connector's contacts ``cts`` carry an arrowhead."""
+        hidden: list[Contact] = []
         for ct in cts:
             # the head window never reaches past half-way to the nearest other contact
             others = [math.hypot(o.x - ct.x, o.y - ct.y) for o in cts if o is not ct]
@@ -168,7 +171,43 @@ class StrokeTopology:
             arrowhead(ct, comps, pieces, th, self.head, limit)
             if not ct.head:
                 hidden_head(d, ct, raw, targets, comps, members, th, limit, self.head, self.ink_threshold)
+                if ct.head:
+                    hidden.append(ct)
             if d.layout:
                 detected_head(d, ct, th, limit, self.head, self.layout_min_conf, self.layout_veto_margin)
+        visible_over_hidden(cts, hidden)
         double_heads(cts)
+        weakest_head_is_tail(cts)
         compare_ends(cts, comps, members)
+
+
+def visible_over_hidden(cts: list[Contact], hidden: list[Contact]) -> None:
+    """On a two-contact connector with a head at both ends, one seen on the connector's own
+    pixels and one only inferred from the unmasked ink under a node's outline
+    (:func:`~sciflow.agents.topology_coder.heads.hidden_head`), the seen one is the head: the
+    inferred one is the weaker evidence (a stroke leaving a thick rounded corner looks solid
+    there too), and one-headed arrows are the common case."""
+    if len(cts) == 2 and all(c.head for c in cts) and len(hidden) == 1 and hidden[0] in cts:
+        hidden[0].head = False
+
+
+def weakest_head_is_tail(cts: list[Contact]) -> None:
+    """On a connector of three or more contacts that all read as heads, the one that passed
+    the head test by far the least (margin under 0.5 and under half the next smallest) is
+    its source: a fan-out has one tail, and a plain line end whose anti-aliased edge or an
+    outline remnant widens it just past the bound is the likeliest misreading. Nothing
+    changes when no contact stands out (a bus drawn with heads everywhere).
+
+    >>> from sciflow.agents.topology_coder.attach import Contact
+    >>> cts = [Contact(0, 0, 0.0, 0.0, head=True, margin=m) for m in (0.07, 1.0, 0.9)]
+    >>> weakest_head_is_tail(cts); [c.head for c in cts]
+    [False, True, True]
+    >>> cts = [Contact(0, 0, 0.0, 0.0, head=True, margin=m) for m in (0.6, 1.0, 0.9)]
+    >>> weakest_head_is_tail(cts); [c.head for c in cts]
+    [True, True, True]
+    """
+    if len(cts) < 3 or not all(c.head for c in cts):
+        return
+    order = sorted(cts, key=lambda c: c.margin)
+    if order[0].margin < 0.5 and order[0].margin < 0.5 * order[1].margin:
+        order[0].head = False

@@ -15,6 +15,14 @@ a small box feeds that box). For a label box, and for free text whose two contac
 head, a line that bends just outside the label also passes through (:func:`_across`). A label
 box whose every contact was bridged is no longer a node: it becomes free text, and step 6
 makes it the label of the connector running through it.
+
+A stroke that grazes a drawn node (passes over its corner or along its side) is cut by the
+node's mask as well: two contacts on the same node, at most ``4 th`` apart (a shallow graze along a side is
+masked over a long stretch), whose pieces leave
+in opposite directions along the line joining them and whose midpoint lies no deeper inside
+the node than its outline band (``w + 3`` px) are one stroke passing by (joined, contacts
+dropped, :func:`bridge_grazes`). A stroke running through a small node (an operator between
+two arrows in line) passes through its middle and is not a graze.
 """
 
 from __future__ import annotations
@@ -23,6 +31,7 @@ import dataclasses
 import math
 from collections.abc import Callable
 
+import cv2
 import numpy as np
 
 from sciflow.agents.diagram import GroundedNode, TextBox
@@ -190,3 +199,60 @@ def _headed(a: Contact, b: Contact, comps: dict[int, Comp], th: float, head: flo
         if probe.head:
             return True
     return False
+
+
+def bridge_grazes(
+    contacts: list[Contact],
+    comps: dict[int, Comp],
+    targets: list[GroundedNode],
+    th: float,
+    head: float,
+    find: Callable[[int], int],
+    parent: dict[int, int],
+    bridges: list[tuple[float, float, float, float]],
+) -> list[Contact]:
+    """Join the pieces of strokes grazing a drawn node (module docstring) and drop their
+    contacts there.
+
+    >>> from sciflow.agents.diagram import GroundedNode
+    >>> box = GroundedNode("b", "B", (0, 0, 100, 40), "rect", 1.0, ((0, 0), (100, 0), (100, 40), (0, 40)))
+    >>> graze = [Contact(0, 0, 90.0, 0.0, out_dir=(-1.0, 0.0)), Contact(1, 0, 104.0, 2.0, out_dir=(1.0, 0.1))]
+    >>> through = [Contact(0, 0, 0.0, 20.0, out_dir=(-1.0, 0.0)), Contact(1, 0, 30.0, 20.0, out_dir=(1.0, 0.0))]
+    >>> _grazing(*graze, box, 2.0), _grazing(*through, box, 2.0)
+    (True, False)
+    """
+    solid = {k for k, n in enumerate(targets) if n.kind not in ("text", "container", "image", "icon")}
+    idx = [i for i, ct in enumerate(contacts) if ct.target in solid]
+    for i in idx:
+        direction(contacts[i], comps, th, head)
+    drop: set[int] = set()
+    for ai, a in enumerate(idx):
+        for b in idx[ai + 1 :]:
+            ca, cb = contacts[a], contacts[b]
+            if ca.target != cb.target or find(ca.comp) == find(cb.comp) or a in drop or b in drop:
+                continue
+            if math.hypot(ca.x - cb.x, ca.y - cb.y) > 4 * th:
+                continue
+            w = max(comps[ca.comp].width, comps[cb.comp].width)
+            if _grazing(ca, cb, targets[ca.target], w):
+                parent[find(ca.comp)] = find(cb.comp)
+                drop.update((a, b))
+                bridges.append((ca.x, ca.y, cb.x, cb.y))
+    return [ct for i, ct in enumerate(contacts) if i not in drop]
+
+
+def _grazing(a: Contact, b: Contact, n: GroundedNode, w: float) -> bool:
+    """Whether contacts ``a`` and ``b`` on node ``n`` are one stroke passing by it: their
+    pieces leave in opposite directions along the line joining them (within 30 degrees) and
+    the midpoint lies no deeper inside the node's polygon than ``w + 3`` px."""
+    vx, vy = b.x - a.x, b.y - a.y
+    nv = math.hypot(vx, vy) or 1.0
+    vx, vy = vx / nv, vy / nv
+    cos30 = math.cos(math.radians(30))
+    if not (-(a.out_dir[0] * vx + a.out_dir[1] * vy) >= cos30 and (b.out_dir[0] * vx + b.out_dir[1] * vy) >= cos30):
+        return False
+    if len(n.polygon) < 3:
+        return False
+    poly = np.asarray(n.polygon, np.float32).reshape(-1, 1, 2)
+    depth = cv2.pointPolygonTest(poly, ((a.x + b.x) / 2, (a.y + b.y) / 2), True)
+    return depth <= w + 3
