@@ -136,6 +136,23 @@ def direction(ct: Contact, comps: dict[int, Comp], th: float, head: float) -> No
     ct.out_dir = (vx / nv, vy / nv)
 
 
+def continues(a: Contact, b: Contact, max_angle: float = 30.0) -> bool:
+    """Whether the pieces at contacts ``a`` and ``b`` continue each other: they leave in
+    opposite directions along the line joining the contacts, each within ``max_angle``
+    degrees (``out_dir`` as set by :func:`direction`).
+
+    >>> continues(Contact(0, 0, 0.0, 0.0, out_dir=(-1.0, 0.0)), Contact(1, 0, 10.0, 1.0, out_dir=(1.0, 0.0)))
+    True
+    >>> continues(Contact(0, 0, 0.0, 0.0, out_dir=(0.0, 1.0)), Contact(1, 0, 10.0, 0.0, out_dir=(1.0, 0.0)))
+    False
+    """
+    vx, vy = b.x - a.x, b.y - a.y
+    nv = math.hypot(vx, vy) or 1.0
+    vx, vy = vx / nv, vy / nv
+    c = math.cos(math.radians(max_angle))
+    return -(a.out_dir[0] * vx + a.out_dir[1] * vy) >= c and (b.out_dir[0] * vx + b.out_dir[1] * vy) >= c
+
+
 def extend_dangling(
     groups: dict[int, list[int]],
     by_group: dict[int, list[Contact]],

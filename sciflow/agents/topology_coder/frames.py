@@ -16,7 +16,7 @@ import math
 from collections.abc import Callable
 
 from sciflow.agents.diagram import GroundedNode
-from sciflow.agents.topology_coder.attach import Contact, direction
+from sciflow.agents.topology_coder.attach import Contact, continues, direction
 from sciflow.agents.topology_coder.components import Comp
 
 
@@ -39,7 +39,6 @@ def bridge_containers(
     cont = [i for i, ct in enumerate(contacts) if targets[ct.target].kind == "container"]
     for i in cont:
         direction(contacts[i], comps, th, head)
-    cos30 = math.cos(math.radians(30))
     for ai, a in enumerate(cont):
         for b in cont[ai + 1 :]:
             ca, cb = contacts[a], contacts[b]
@@ -47,10 +46,7 @@ def bridge_containers(
                 continue
             d = math.hypot(ca.x - cb.x, ca.y - cb.y)
             vx, vy = (cb.x - ca.x) / (d or 1.0), (cb.y - ca.y) / (d or 1.0)
-            straight = (
-                -(ca.out_dir[0] * vx + ca.out_dir[1] * vy) >= cos30
-                and (cb.out_dir[0] * vx + cb.out_dir[1] * vy) >= cos30
-            )
+            straight = continues(ca, cb)
             # a stroke crosses the outline, however shallow; pieces in line along it are
             # leftover dashes of the frame itself
             across = _across_outline(targets[ca.target].polygon, (ca.x + cb.x) / 2, (ca.y + cb.y) / 2, vx, vy)

@@ -35,7 +35,7 @@ import cv2
 import numpy as np
 
 from sciflow.agents.diagram import GroundedNode, TextBox
-from sciflow.agents.topology_coder.attach import Contact, direction
+from sciflow.agents.topology_coder.attach import Contact, continues, direction
 from sciflow.agents.topology_coder.components import Comp
 from sciflow.agents.topology_coder.heads import arrowhead
 
@@ -94,19 +94,12 @@ def bridge_text(
             direction(ct, comps, th, head)
     drop: set[int] = set()
     idx = [i for i, ct in enumerate(contacts) if ct.target in passable]
-    cos30 = math.cos(math.radians(30))
     for ai, a in enumerate(idx):
         for b in idx[ai + 1 :]:
             ca, cb = contacts[a], contacts[b]
             if ca.target != cb.target or find(ca.comp) == find(cb.comp) or a in drop or b in drop:
                 continue
-            vx, vy = cb.x - ca.x, cb.y - ca.y
-            nv = math.hypot(vx, vy) or 1.0
-            vx, vy = vx / nv, vy / nv
-            straight = (
-                -(ca.out_dir[0] * vx + ca.out_dir[1] * vy) >= cos30
-                and (cb.out_dir[0] * vx + cb.out_dir[1] * vy) >= cos30
-            )
+            straight = continues(ca, cb)
             if (straight and ca.target not in boxes) or (
                 (straight or _across(ca, cb, targets[ca.target].bbox)) and not _headed(ca, cb, comps, th, head)
             ):
@@ -245,13 +238,7 @@ def _grazing(a: Contact, b: Contact, n: GroundedNode, w: float) -> bool:
     """Whether contacts ``a`` and ``b`` on node ``n`` are one stroke passing by it: their
     pieces leave in opposite directions along the line joining them (within 30 degrees) and
     the midpoint lies no deeper inside the node's polygon than ``w + 3`` px."""
-    vx, vy = b.x - a.x, b.y - a.y
-    nv = math.hypot(vx, vy) or 1.0
-    vx, vy = vx / nv, vy / nv
-    cos30 = math.cos(math.radians(30))
-    if not (-(a.out_dir[0] * vx + a.out_dir[1] * vy) >= cos30 and (b.out_dir[0] * vx + b.out_dir[1] * vy) >= cos30):
-        return False
-    if len(n.polygon) < 3:
+    if not continues(a, b) or len(n.polygon) < 3:
         return False
     poly = np.asarray(n.polygon, np.float32).reshape(-1, 1, 2)
     depth = cv2.pointPolygonTest(poly, ((a.x + b.x) / 2, (a.y + b.y) / 2), True)
