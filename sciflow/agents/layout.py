@@ -14,18 +14,19 @@ Backends (``[parser.layout] backend``):
   (optional extra), e.g. a run of ``sciflow detector train`` before export.
 * ``none``: no detector; ``diagram.layout`` stays empty.
 
-Detection policy (``yolo_onnx``), written out because it decides what the detector can see:
-the network was trained on ``imgsz`` x ``imgsz`` tiles of diagrams rescaled so that a text
-line is ``text_px`` px high (``layout-detector.json``), which keeps arrowheads 10-20 px
-whatever the figure's size. So the image is rescaled by ``text_px / (h / ocr_line_ratio)``,
-with ``h`` the median height of the Text Spotter's lines (OCR line boxes are about
-``ocr_line_ratio`` x the glyph height the renderer reports; the factor is clamped to
-[0.25, 4]), and cut into ``imgsz`` tiles overlapping by ``tile_overlap``, padded with the page
-colour. Without text (or for a model without ``text_px``) the whole image is scaled to one
-tile. Per tile: the best class per anchor with score >= ``conf``, then per-class non-maximum
-suppression at IoU ``iou``; the tiles' boxes are then merged by :func:`merge_tiles` (fragments
-of an element cut by tile edges joined, duplicates suppressed). Coordinates are rounded to
-0.1 px and scores to 1e-4 so that results are bit-stable.
+Detection policy (``yolo_onnx``), written out because it decides what the detector can see: the
+network was trained on ``imgsz`` x ``imgsz`` tiles of diagrams rescaled so that a text line is
+``text_px`` px high (``layout-detector.json``), which keeps arrowheads 10-20 px whatever the
+figure's size. So the image is rescaled by ``text_px / (h / ocr_line_ratio)``, with ``h`` the
+median height of the Text Spotter's lines (OCR line boxes are about ``ocr_line_ratio`` x the
+glyph height the renderer reports; the factor is clamped to [0.25, 4]), and cut into ``imgsz``
+tiles overlapping by ``tile_overlap``, padded with the page colour. Without text (or for a
+model without ``text_px``) the whole image is scaled to one tile. ``drop_classes`` (default
+none) leaves classes out of the output. Per tile: the best class per anchor with score >=
+``conf``, then per-class non-maximum suppression at IoU ``iou``; the tiles' boxes are then
+merged by :func:`merge_tiles` (fragments of an element cut by tile edges joined, duplicates
+suppressed). Coordinates are rounded to 0.1 px and scores to 1e-4 so that results are
+bit-stable.
 """
 
 from __future__ import annotations
@@ -262,6 +263,8 @@ class ONNXLayout:
         self.tile_overlap = float(self.params.get("tile_overlap", 0.2))
         self.ocr_line_ratio = float(self.params.get("ocr_line_ratio", 1.5))
         self.text_px = self.meta.get("text_px")
+        # classes left out of the output (an ablation, e.g. ["arrowtail"]: heads without the tail veto)
+        self.drop = tuple(str(c) for c in self.params.get("drop_classes", []) or [])
         opts = ort.SessionOptions()
         threads = int(self.params.get("threads", 0))
         if threads > 0:
@@ -325,7 +328,7 @@ class ONNXLayout:
             np.concatenate(all_boxes), np.concatenate(all_scores), np.concatenate(all_cls), np.concatenate(all_cut),
             self.iou,
         )
-        keep = list(range(len(boxes)))
+        keep = [i for i in range(len(boxes)) if self.classes[int(classes[i])] not in self.drop]
         out = []
         for i in keep:
             bx = np.clip(boxes[i], 0, [w, h, w, h])
@@ -347,6 +350,7 @@ class ONNXLayout:
             "conf": self.conf,
             "iou": self.iou,
             "text_px": self.text_px,
+            **({"drop_classes": list(self.drop)} if self.drop else {}),
         }
 
 
