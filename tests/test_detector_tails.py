@@ -158,7 +158,9 @@ def test_resume_from_a_checkpoint_kept_outside_the_run(tmp_path):
     assert rc == 0
     meta = json.loads((tmp_path / "day2" / "layout-detector.json").read_text())
     assert meta["epochs_completed"] == 2 and meta["train_config"]["epochs"] == 2
-    assert meta["training_seconds"] > json.loads(record.read_text())["previous_seconds"] > 0
+    # the resumed run adds its time to the recorded one (rounded to 0.1 s: a fast machine may
+    # add less than that, so no strict inequality)
+    assert meta["training_seconds"] >= json.loads(record.read_text())["previous_seconds"] >= 0
     assert (tmp_path / "day2" / "layout-detector.onnx").is_file()
     assert "arrowtail" in meta["classes"]
 
