@@ -114,7 +114,8 @@ def test_thick_box_outlines_do_not_read_as_a_second_head(parser):
 
 @pytest.mark.parametrize("name", ["sciflow.agents.topology_coder.underpass", "sciflow.agents.topology_coder.heads",
                                   "sciflow.agents.shape_hunter.opencv_frames", "sciflow.agents.text_filters",
-                                  "sciflow.agents.overlay"])
+                                  "sciflow.agents.overlay", "sciflow.agents.topology_coder.strokes",
+                                  "sciflow.agents.topology_coder.attach", "sciflow.agents.topology_coder.frames"])
 def test_docstring_examples(name):
     result = doctest.testmod(importlib.import_module(name))
     assert result.attempted > 0 and result.failed == 0

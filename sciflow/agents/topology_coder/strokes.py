@@ -14,6 +14,7 @@ import math
 from collections.abc import Callable, Mapping
 from typing import Any
 
+import cv2
 import numpy as np
 
 from sciflow.agents.diagram import Diagram, EdgeEvidence, GroundedNode, Stroke
@@ -71,7 +72,10 @@ class StrokeTopology:
     def trace(self, d: Diagram) -> None:
         """Fill ``d.strokes`` and ``d.edges``."""
         th = d.text_height()
-        ink, tmap, _band, targets, raw = stroke_masks(d, self.ink_threshold, self.node_pad, self.text_pad)
+        ink, tmap, band, targets, raw = stroke_masks(d, self.ink_threshold, self.node_pad, self.text_pad)
+        # a few px around every container outline: the leftovers of a frame's dashes
+        k = 2 * (self.node_pad + 3) + 1
+        near_frame = cv2.dilate((band > 0).astype(np.uint8), np.ones((k, k), np.uint8)) > 0
         labels, comps = ink_components(ink)
         if not comps:
             d.strokes, d.edges = [], []
@@ -112,7 +116,7 @@ class StrokeTopology:
             members = groups[g]
             cts = merge_same_target(by_group.get(g, []))
             cts = shapes_win(cts, targets, th, self.head)
-            self._read_heads(d, cts, members, comps, groups, find, raw, targets, th)
+            self._read_heads(d, cts, members, comps, groups, find, raw, targets, th, near_frame)
             if log.isEnabledFor(logging.DEBUG) and cts:
                 log.debug("connector %d (%d pieces): %s", g, len(members),
                           [(targets[c.target].label[:20], round(c.x), round(c.y), c.head) for c in cts])
@@ -160,14 +164,18 @@ class StrokeTopology:
         raw: np.ndarray,
         targets: list[GroundedNode],
         th: float,
+        near_frame: np.ndarray | None = None,
     ) -> None:
-        """Decide which of one connector's contacts ``cts`` carry an arrowhead."""
+        """Decide which of one connector's contacts ``cts`` carry an arrowhead. Loose pieces
+        lying on a container outline are leftover dashes of the frame, not the wings of a head
+        (:func:`frame_remnant`)."""
         hidden: list[Contact] = []
         for ct in cts:
             # the head window never reaches past half-way to the nearest other contact
             others = [math.hypot(o.x - ct.x, o.y - ct.y) for o in cts if o is not ct]
             limit = 0.45 * min(others) if others else math.inf
-            pieces = members + loose_pieces(ct, comps, groups, find, th, self.head)
+            loose = loose_pieces(ct, comps, groups, find, th, self.head)
+            pieces = members + [m for m in loose if near_frame is None or not frame_remnant(comps[m], near_frame)]
             arrowhead(ct, comps, pieces, th, self.head, limit)
             if not ct.head:
                 hidden_head(d, ct, raw, targets, comps, members, th, limit, self.head, self.ink_threshold)
@@ -211,3 +219,18 @@ def weakest_head_is_tail(cts: list[Contact]) -> None:
     order = sorted(cts, key=lambda c: c.margin)
     if order[0].margin < 0.5 and order[0].margin < 0.5 * order[1].margin:
         order[0].head = False
+
+
+def frame_remnant(c: Comp, near_frame: np.ndarray) -> bool:
+    """Whether at least half of piece ``c``'s pixels lie in ``near_frame`` (the few pixels
+    around every container outline): a dash of the frame that its band did not cover.
+
+    >>> m = np.zeros((20, 20), bool); m[2:4, 0:20] = True
+    >>> frame_remnant(Comp(0, 0, 2, np.ones((2, 6), bool)), m), frame_remnant(Comp(0, 0, 10, np.ones((2, 6), bool)), m)
+    (True, False)
+    """
+    hh, ww = c.mask.shape
+    sub = near_frame[c.y0 : c.y0 + hh, c.x0 : c.x0 + ww]
+    if sub.shape != c.mask.shape:
+        return False
+    return bool(sub[c.mask].mean() >= 0.5) if c.mask.any() else False
