@@ -66,8 +66,9 @@ class StrokeTopology:
 
     def fingerprint(self) -> dict[str, Any]:
         # 2: dashed/rounded frames, inline label boxes, outline-corrected hidden heads (issue 17);
-        # 3: shallow frame crossings, grazes, seen heads over inferred ones, weakest head as tail
-        return {"backend": "strokes", "version": 3}
+        # 3: shallow frame crossings, grazes, seen heads over inferred ones, weakest head as tail;
+        # 4: frame dash remnants are no head wings
+        return {"backend": "strokes", "version": 4}
 
     def trace(self, d: Diagram) -> None:
         """Fill ``d.strokes`` and ``d.edges``."""
