@@ -29,6 +29,11 @@ The damaged graph is then checked against the original (:func:`differences`,
 an earlier swap void by removing the arrows that told the two nodes apart), the whole draw is
 repeated with the same generator.
 
+Everything an error does not touch is drawn as in the reference: edge labels and styles and
+node groups are kept (a reversed arrow keeps its label, a merged box its first node's group),
+so severity 0 is exactly the ``graphviz`` generator's drawing and a damaged drawing differs
+from it by its recorded errors alone.
+
 :func:`degrade_image` applies one visual degradation (blur, JPEG quality 20, noise,
 downscale, slight rotation, decorative clutter) to a rendered image, also seeded.
 """
@@ -130,7 +135,7 @@ def _apply(
         e = rnd.choice(cands)
         used.update((e.source, e.target))
         rest = tuple(x for x in g.edges if x != e)
-        new = rest if kind == "drop_edge" else rest + (Edge(e.target, e.source),)
+        new = rest if kind == "drop_edge" else rest + (replace(e, source=e.target, target=e.source),)
         return replace(g, edges=new), {
             "type": kind, "source": e.source, "target": e.target,
             "source_label": lab[e.source], "target_label": lab[e.target],
@@ -177,13 +182,13 @@ def _apply(
         e = rnd.choice(cands)
         a, b = e.source, e.target
         used.update((a, b))
-        merged = Node(a, f"{lab[a]} / {lab[b]}")
+        merged = replace(next(n for n in g.nodes if n.id == a), label=f"{lab[a]} / {lab[b]}")
         nodes = tuple(merged if n.id == a else n for n in g.nodes if n.id != b)
-        edges = []
+        edges: list[Edge] = []
         for x in g.edges:
             s, t = (a if x.source == b else x.source), (a if x.target == b else x.target)
-            if s != t and Edge(s, t) not in edges:
-                edges.append(Edge(s, t))
+            if s != t and all((y.source, y.target) != (s, t) for y in edges):
+                edges.append(replace(x, source=s, target=t))
         return replace(g, nodes=nodes, edges=tuple(edges)), {
             "type": kind, "nodes": [a, b], "labels": [lab[a], lab[b]], "merged_label": merged.label,
         }
@@ -194,7 +199,7 @@ def _apply(
         n = rnd.choice(cands)
         used.add(n.id)
         wrong = _misspell(n.label, rnd)
-        return replace(g, nodes=tuple(Node(x.id, wrong) if x.id == n.id else x for x in g.nodes)), {
+        return replace(g, nodes=tuple(replace(x, label=wrong) if x.id == n.id else x for x in g.nodes)), {
             "type": kind, "node": n.id, "label": n.label, "misspelled": wrong,
         }
     if kind == "swap_labels":
@@ -205,7 +210,7 @@ def _apply(
             raise PerturbationError(f"swapping the labels of {a.id!r} and {b.id!r} changes nothing")
         used.update((a.id, b.id))
         swap = {a.id: b.label, b.id: a.label}
-        return replace(g, nodes=tuple(Node(x.id, swap.get(x.id, x.label)) for x in g.nodes)), {
+        return replace(g, nodes=tuple(replace(x, label=swap.get(x.id, x.label)) for x in g.nodes)), {
             "type": kind, "nodes": [a.id, b.id], "labels": [a.label, b.label],
         }
     raise ValueError(f"unknown error type {kind!r}; known: {', '.join(ERROR_TYPES)}")
@@ -239,7 +244,7 @@ def perturb_graph(
     ref.add_nodes_from(n.id for n in graph.nodes)
     ref.add_edges_from((e.source, e.target) for e in graph.edges)
     reach = {u: nx.descendants(ref, u) for u in ref}
-    start = replace(graph, edges=tuple(Edge(e.source, e.target) for e in graph.edges))
+    start = graph
     for draw in range(MAX_DRAWS):
         used: set[str] = set()
         pinned: set[str] = set()

@@ -115,7 +115,8 @@ def test_thick_box_outlines_do_not_read_as_a_second_head(parser):
 @pytest.mark.parametrize("name", ["sciflow.agents.topology_coder.underpass", "sciflow.agents.topology_coder.heads",
                                   "sciflow.agents.shape_hunter.opencv_frames", "sciflow.agents.text_filters",
                                   "sciflow.agents.overlay", "sciflow.agents.topology_coder.strokes",
-                                  "sciflow.agents.topology_coder.attach", "sciflow.agents.topology_coder.frames"])
+                                  "sciflow.agents.topology_coder.attach", "sciflow.agents.topology_coder.frames",
+                                  "sciflow.agents.shape_hunter.shapes"])
 def test_docstring_examples(name):
     result = doctest.testmod(importlib.import_module(name))
     assert result.attempted > 0 and result.failed == 0
@@ -347,3 +348,38 @@ def test_a_head_seen_on_the_stroke_beats_one_inferred_under_an_outline():
     both_seen = [Contact(0, 0, 0.0, 0.0, head=True), Contact(0, 1, 90.0, 0.0, head=True)]
     visible_over_hidden(both_seen, [])
     assert [c.head for c in both_seen] == [True, True]  # a double-headed arrow stays
+
+
+@pytest.mark.parametrize("dy", [4, 8])
+def test_a_label_written_beside_a_dashed_arrow_is_its_label_not_an_end(parser, dy):
+    # the dash under the label lies within the contact radius of its text: the dashed line
+    # runs on past it on both sides, so the label is no second end of the connector
+    c = Canvas(700, 200)
+    c.box("Policy", 30, 110, w=150)
+    c.box("Old Policy", 500, 110, w=170)
+    c.arrow([(180, 135), (500, 135)], dashed=True)
+    f = font(16)
+    x0, y0, x1, y1 = c.d.textbbox((340, 0), "copy", font=f, anchor="mt")
+    c.d.text((340, 135 - dy - (y1 - y0)), "copy", font=f, fill="black", anchor="mt")
+    g = parser(c.array()).graph
+    assert edges_by_label(g) == {("policy", "old policy")}
+
+
+def test_a_head_landing_beside_another_arrows_tail_is_no_evidence_for_that_tail():
+    # a box's left side at x = 100 receives a filled head at y = 60 and, 20 px lower, sends
+    # a plain line out to the left: the solid ink under the outline near the line's end is
+    # the other arrow's head, a blob of its own (nas_rl drawn by Graphviz with its labels)
+    import cv2
+    import numpy as np
+
+    from sciflow.agents.topology_coder.heads import _solid_area
+
+    raw = np.zeros((160, 220), np.uint8)
+    cv2.rectangle(raw, (100, 20), (200, 140), 1, 2)  # the box outline
+    cv2.fillPoly(raw, [np.array([[102, 60], [84, 52], [84, 68]], np.int32)], 1)  # the other head
+    cv2.line(raw, (20, 80), (99, 80), 1, 2)  # this end: a plain tail
+    box = ((100.0, 20.0), (200.0, 20.0), (200.0, 140.0), (100.0, 140.0))
+    assert _solid_area(raw, box, 99.0, 80.0, 28.0, 2.0, 4) > 0  # the window holds the other head
+    assert _solid_area(raw, box, 99.0, 80.0, 28.0, 2.0, 4, own=True) == 0
+    cv2.fillPoly(raw, [np.array([[102, 80], [84, 72], [84, 88]], np.int32)], 1)  # now a head here too
+    assert _solid_area(raw, box, 99.0, 80.0, 28.0, 2.0, 4, own=True) > 0

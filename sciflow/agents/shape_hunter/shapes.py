@@ -19,9 +19,11 @@ def _classify(contour: np.ndarray, area: float, merged_cap: bool) -> tuple[str, 
     peri = cv2.arcLength(contour, True)
     approx = cv2.approxPolyDP(contour, 0.03 * peri, True).reshape(-1, 2)
     if len(contour) >= 5:
-        (_, _), (ea, eb), _ = cv2.fitEllipse(contour)
+        ellipse = cv2.fitEllipse(contour)
+        (_, _), (ea, eb), _ = ellipse
         e_area = np.pi * ea * eb / 4.0
-        if e_area > 0 and abs(area / e_area - 1.0) < 0.06 and 0.7 < fill < 0.83:
+        if (e_area > 0 and abs(area / e_area - 1.0) < 0.06 and 0.7 < fill < 0.83
+                and _ellipse_deviation(contour, ellipse) <= max(4.0, 0.08 * min(ea, eb) / 2)):
             return ("circle" if 0.85 < w / max(h, 1) < 1.18 else "ellipse"), 0.95
     if fill >= 0.985:
         return "rect", 0.99
@@ -48,6 +50,35 @@ def _classify(contour: np.ndarray, area: float, merged_cap: bool) -> tuple[str, 
     if 0.86 <= fill < 0.985 and solidity > 0.97:
         return "rounded", 0.9
     return ("polygon" if solidity > 0.9 else "region"), float(min(0.8, solidity))
+
+
+def _ellipse_deviation(
+    contour: np.ndarray, ellipse: tuple[tuple[float, float], tuple[float, float], float]
+) -> float:
+    """The 95th percentile of the contour points' radial distance (px) from ``ellipse``
+    (``cv2.fitEllipse``'s ``((cx, cy), (width, height), angle)``).
+
+    An ellipse's area alone is a weak test: paper closed in by a loop of curved arrows and
+    the boxes they join can hold just the area of its fitted ellipse while its outline
+    follows the boxes' straight sides and dips into the corners between them.
+
+    >>> t = np.linspace(0, 2 * np.pi, 200, endpoint=False)
+    >>> ring = np.stack([100 + 60 * np.cos(t), 50 + 30 * np.sin(t)], 1).reshape(-1, 1, 2).astype(np.int32)
+    >>> round(_ellipse_deviation(ring, cv2.fitEllipse(ring)), 1) < 1.0
+    True
+    >>> box = np.array([[[40, 20]], [[160, 20]], [[160, 80]], [[40, 80]]], np.int32)
+    >>> _ellipse_deviation(box, ((100.0, 50.0), (130.0, 65.0), 0.0)) > 10
+    True
+    """
+    (cx, cy), (ea, eb), ang = ellipse
+    t = np.deg2rad(ang)
+    p = contour.reshape(-1, 2).astype(float) - (cx, cy)
+    u = p[:, 0] * np.cos(t) + p[:, 1] * np.sin(t)
+    v = -p[:, 0] * np.sin(t) + p[:, 1] * np.cos(t)
+    rho = np.hypot(u / max(ea / 2, 1e-6), v / max(eb / 2, 1e-6))
+    r = np.hypot(u, v)
+    # a point at r with normalised radius rho lies |r - r / rho| from the ellipse along its ray
+    return float(np.percentile(np.abs(r - r / np.maximum(rho, 1e-6)), 95))
 
 
 def _cylinder_sag(m: np.ndarray) -> float:

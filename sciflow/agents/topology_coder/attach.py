@@ -221,3 +221,80 @@ def shapes_win(cts: list[Contact], targets: list[GroundedNode], th: float, head:
         return False
 
     return [c for c in cts if not passed(c)]
+
+
+def passes_text(
+    cts: list[Contact], members: list[int], comps: dict[int, Comp], targets: list[GroundedNode], th: float, head: float
+) -> list[Contact]:
+    """``cts`` less the free-text contacts that the connector runs past: its ink (every piece
+    of it, so a dashed line counts whole) reaches ``R`` to ``3 R`` from the contact
+    (``R = max(6, head * th)``) in two arcs more than 100 degrees apart (:func:`opposed`),
+    counting only ink reached without crossing the text's box. That is a label written
+    beside a line, most often a dashed one whose nearest dash falls within the contact
+    radius; a line that ends at the text reaches it from one side only, and a line entering
+    the text and leaving it on the far side (an inline label, bridged by
+    :func:`~sciflow.agents.topology_coder.underpass.bridge_text`) reaches its far side
+    through the box.
+
+    >>> text = GroundedNode("t", "copy", (40.0, 0.0, 80.0, 16.0), "text", 1.0, ())
+    >>> line = Comp(0, 0, 20, np.ones((3, 120), bool))  # a line 4 px under the label
+    >>> [c.target for c in passes_text([Contact(0, 0, 60.0, 20.0)], [0], {0: line}, [text], 16.0, 1.0)]
+    []
+    >>> stub = Comp(0, 0, 20, np.ones((3, 60), bool))  # a line that stops under the label
+    >>> [c.target for c in passes_text([Contact(0, 0, 60.0, 20.0)], [0], {0: stub}, [text], 16.0, 1.0)]
+    [0]
+    >>> ring = np.zeros((40, 80), bool); ring[[0, -1], :] = True; ring[:, [0, -1]] = True
+    >>> frame = Comp(0, 20, -12, ring)  # an outline around the text: the text is a box's label
+    >>> [c.target for c in passes_text([Contact(0, 0, 60.0, 27.0)], [0], {0: frame}, [text], 16.0, 1.0)]
+    [0]
+    """
+    R = max(6.0, head * th)
+    keep: list[Contact] = []
+    for c in cts:
+        n = targets[c.target]
+        if n.kind != "text" or not _runs_past(c, n.bbox, [comps[m] for m in members], R):
+            keep.append(c)
+    return keep
+
+
+def _runs_past(c: Contact, box: tuple[float, float, float, float], pieces: list[Comp], R: float) -> bool:
+    if _encloses(box, pieces, 2 * R):
+        return False
+    dxs, dys = [], []
+    for p in pieces:
+        ys, xs = np.nonzero(p.mask)
+        dx, dy = xs + p.x0 - c.x, ys + p.y0 - c.y
+        sel = np.abs(np.hypot(dx, dy) - 2 * R) <= R
+        dxs.append(dx[sel])
+        dys.append(dy[sel])
+    dx, dy = np.concatenate(dxs).astype(float), np.concatenate(dys).astype(float)
+    if dx.size < 2:
+        return False
+    # ink reached through the text's box (shrunk 2 px) lies beyond the text, not beside it
+    x0, y0, x1, y1 = box[0] + 2, box[1] + 2, box[2] - 2, box[3] - 2
+    through = np.zeros(dx.size, bool)
+    for t in (0.2, 0.4, 0.6, 0.8):
+        sx, sy = c.x + t * dx, c.y + t * dy
+        through |= (sx > x0) & (sx < x1) & (sy > y0) & (sy < y1)
+    dx, dy = dx[~through], dy[~through]
+    return opposed(dx, dy, np.hypot(dx, dy), 2 * R, R)
+
+
+def _encloses(box: tuple[float, float, float, float], pieces: list[Comp], depth: float) -> bool:
+    """Whether the ``pieces`` hold ink on three or four sides of ``box``, within ``depth`` px of
+    it (each side's strip as wide as the box): the outline of a box the shape finder missed
+    (a dashed one, its dashes joined to the arrow that ends on it) around the text, not a
+    line passing the text by."""
+    x0, y0, x1, y1 = box
+    strips = ((x0, y0 - depth, x1, y0), (x0, y1, x1, y1 + depth), (x0 - depth, y0, x0, y1), (x1, y0, x1 + depth, y1))
+    hit = [False] * 4
+    for p in pieces:
+        ph, pw = p.mask.shape
+        for k, (sx0, sy0, sx1, sy1) in enumerate(strips):
+            if hit[k]:
+                continue
+            a0, b0 = max(int(sx0) - p.x0, 0), max(int(sy0) - p.y0, 0)
+            a1, b1 = min(int(math.ceil(sx1)) - p.x0, pw), min(int(math.ceil(sy1)) - p.y0, ph)
+            if a1 > a0 and b1 > b0 and p.mask[b0:b1, a0:a1].any():
+                hit[k] = True
+    return sum(hit) >= 3

@@ -179,7 +179,7 @@ def hidden_head(
     w = float(np.median([comps[m].width for m in members]))
     R = head_radius(head, th, limit)
     k = int(round(w)) + 2
-    area = _solid_area(raw, n.polygon, ct.x, ct.y, R, w, k)
+    area = _solid_area(raw, n.polygon, ct.x, ct.y, R, w, k, own=True)
     # a thick outline survives the opening too: what the same window holds at two points of
     # the outline 2R away on either side (no head there) is subtracted
     sides = _outline_neighbours(n.polygon, ct.x, ct.y, 2 * R)
@@ -193,10 +193,15 @@ def hidden_head(
 
 
 def _solid_area(
-    raw: np.ndarray, polygon: tuple[tuple[float, float], ...], x: float, y: float, R: float, w: float, k: int
+    raw: np.ndarray, polygon: tuple[tuple[float, float], ...], x: float, y: float, R: float, w: float, k: int,
+    own: bool = False,
 ) -> int:
     """Pixels of the ink ``raw`` within ``R`` of ``(x, y)``, not deep inside ``polygon``
-    (eroded by ``w + 2``), that survive an opening with a ``k`` x ``k`` square."""
+    (eroded by ``w + 2``), that survive an opening with a ``k`` x ``k`` square. With ``own``,
+    only the solid blobs reaching within ``k + w`` of ``(x, y)`` count: a head is solid where
+    its stroke ends, and the head of another arrow landing on the same side a little further
+    along is a blob of its own, no evidence for this end. (The outline's own measure, taken
+    where no stroke ends, keeps every blob: a thick outline may survive the opening in pieces.)"""
     h, wd = raw.shape
     x0, y0 = max(0, int(x - R) - 1), max(0, int(y - R) - 1)
     x1, y1 = min(wd, int(x + R) + 2), min(h, int(y + R) + 2)
@@ -211,7 +216,14 @@ def _solid_area(
     yy, xx = np.mgrid[y0:y1, x0:x1]
     win[(inner > 0) | (np.hypot(xx - x, yy - y) > R)] = 0
     opened = cv2.morphologyEx(win, cv2.MORPH_OPEN, np.ones((k, k), np.uint8))
-    return int(opened.sum())
+    if not own:
+        return int(opened.sum())
+    n, lab = cv2.connectedComponents(opened, connectivity=8)
+    if n <= 1:
+        return 0
+    near = np.hypot(xx - x, yy - y) <= k + w
+    keep = np.unique(lab[near & (lab > 0)])
+    return int(np.isin(lab, keep).sum()) if keep.size else 0
 
 
 def _outline_neighbours(polygon: tuple[tuple[float, float], ...], x: float, y: float,

@@ -24,6 +24,7 @@ from sciflow.agents.topology_coder.attach import (
     find_contacts,
     merge_same_target,
     nearest_targets,
+    passes_text,
     shapes_win,
 )
 from sciflow.agents.topology_coder.components import Comp, ink_components, union_find
@@ -67,8 +68,9 @@ class StrokeTopology:
     def fingerprint(self) -> dict[str, Any]:
         # 2: dashed/rounded frames, inline label boxes, outline-corrected hidden heads (issue 17);
         # 3: shallow frame crossings, grazes, seen heads over inferred ones, weakest head as tail;
-        # 4: frame dash remnants are no head wings
-        return {"backend": "strokes", "version": 4}
+        # 4: frame dash remnants are no head wings;
+        # 5: labels beside a line are no ends, a hidden head is a blob of the stroke's own end
+        return {"backend": "strokes", "version": 5}
 
     def trace(self, d: Diagram) -> None:
         """Fill ``d.strokes`` and ``d.edges``."""
@@ -116,6 +118,7 @@ class StrokeTopology:
         for g in sorted(groups):
             members = groups[g]
             cts = merge_same_target(by_group.get(g, []))
+            cts = passes_text(cts, members, comps, targets, th, self.head)
             cts = shapes_win(cts, targets, th, self.head)
             self._read_heads(d, cts, members, comps, groups, find, raw, targets, th, near_frame)
             if log.isEnabledFor(logging.DEBUG) and cts:
