@@ -177,7 +177,8 @@ def test_import_sciflow_bench_layout(tmp_path):
 def test_a_damaged_drawing_keeps_what_its_errors_do_not_touch():
     g = DiagramGraph.from_dict({
         "id": "lab", "groups": [{"id": "G", "label": "Encoder stack"}],
-        "nodes": [{"id": "a", "label": "Input Tokens", "group": "G"}, {"id": "b", "label": "Self Attention", "group": "G"},
+        "nodes": [{"id": "a", "label": "Input Tokens", "group": "G"},
+                  {"id": "b", "label": "Self Attention", "group": "G"},
                   {"id": "c", "label": "Feed Forward"}, {"id": "d", "label": "Output Logits"}],
         "edges": [{"source": "a", "target": "b", "label": "embed"}, {"source": "b", "target": "c", "label": "attend",
                    "style": "dashed"}, {"source": "c", "target": "d", "label": "project"}]})
