@@ -116,7 +116,7 @@ def test_thick_box_outlines_do_not_read_as_a_second_head(parser):
                                   "sciflow.agents.shape_hunter.opencv_frames", "sciflow.agents.text_filters",
                                   "sciflow.agents.overlay", "sciflow.agents.topology_coder.strokes",
                                   "sciflow.agents.topology_coder.attach", "sciflow.agents.topology_coder.frames",
-                                  "sciflow.agents.shape_hunter.shapes"])
+                                  "sciflow.agents.shape_hunter.shapes", "sciflow.agents.topology_coder.masks"])
 def test_docstring_examples(name):
     result = doctest.testmod(importlib.import_module(name))
     assert result.attempted > 0 and result.failed == 0
@@ -383,3 +383,33 @@ def test_a_head_landing_beside_another_arrows_tail_is_no_evidence_for_that_tail(
     assert _solid_area(raw, box, 99.0, 80.0, 28.0, 2.0, 4, own=True) == 0
     cv2.fillPoly(raw, [np.array([[102, 80], [84, 72], [84, 88]], np.int32)], 1)  # now a head here too
     assert _solid_area(raw, box, 99.0, 80.0, 28.0, 2.0, 4, own=True) > 0
+
+
+@pytest.mark.parametrize("dy", [0, 2, 4])
+def test_a_label_set_on_a_short_line_is_its_label(parser, dy):
+    # the label's box covers the line under it (Graphviz sets a short edge's label right on
+    # it): the line crossing the whole box stays connector ink, and the label is no end
+    c = Canvas(560, 200)
+    c.box("Encoder", 30, 110, w=150)
+    c.box("Decoder", 330, 110, w=150)
+    c.arrow([(180, 135), (330, 135)])
+    c.d.text((255, 135 + dy), "max pool", font=font(16), fill="black", anchor="ms")
+    g = parser(c.array()).graph
+    assert labels(g) == {"encoder", "decoder"}
+    assert edges_by_label(g) == {("encoder", "decoder")}
+
+
+@pytest.mark.parametrize("label", ["results", "feedback"])
+def test_paper_closed_in_by_a_loop_of_arrows_is_no_box(parser, label):
+    # an arc back from "Executor" to "Planner" and the straight arrow under it close in a patch
+    # of paper whose only text is the straight arrow's label, set against its rim
+    c = Canvas(760, 320)
+    c.box("Planner", 30, 200, w=170)
+    c.box("Executor", 560, 200, w=170)
+    c.arrow([(200, 225), (560, 225)])
+    arc = [(645 - 530 * t, 200 - 160 * math.sin(math.pi * t)) for t in (i / 40 for i in range(1, 40))]
+    c.arrow([(645, 200), *arc, (115, 200)])
+    c.d.text((380, 221), label, font=font(16), fill="black", anchor="ms")
+    g = parser(c.array()).graph
+    assert labels(g) == {"planner", "executor"}
+    assert edges_by_label(g) == {("planner", "executor"), ("executor", "planner")}

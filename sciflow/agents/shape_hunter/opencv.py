@@ -43,8 +43,9 @@ class OpenCVShapes(FrameSteps, RegionSteps, ShapeBackend):
         self.frame_dash_gap = float(p.get("frame_dash_gap", 0.6))
 
     def fingerprint(self) -> dict[str, Any]:
-        # 2: dashed, rounded frames; 3: short frames, own corners; 4: ellipses fit point by point
-        return {"backend": "opencv", "opencv": cv2.__version__, "version": 4}
+        # 2: dashed, rounded frames; 3: short frames, own corners; 4: ellipses fit point by point;
+        # 5: four-sided kinds fit side by side, paper-coloured irregular regions are no shapes
+        return {"backend": "opencv", "opencv": cv2.__version__, "version": 5}
 
     def barriers(self, image: np.ndarray) -> np.ndarray:
         edges = np.zeros(image.shape[:2], np.uint8)

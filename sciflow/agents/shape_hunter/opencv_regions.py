@@ -130,6 +130,24 @@ class RegionSteps:
         # a patch cut from a container by its border has the container's fill on part of its ring only
         return float((dev <= tol).mean()) >= 0.3
 
+    @staticmethod
+    def _labels_at_rim(m: np.ndarray, X0: int, Y0: int, text_lines: list[TextBox]) -> bool:
+        """Whether every text line centred inside the region's fragments ``m`` (at ``X0, Y0``;
+        each fragment is bounded by ink: a connector crossing the region splits it) lies
+        within 1.2 of its own heights of a fragment's rim, and at least one does: an edge
+        label set beside the connector that bounds a patch of paper, not a shape's label,
+        which has the shape's padding around it."""
+        dist = cv2.distanceTransform((m > 0).astype(np.uint8), cv2.DIST_L2, 3)
+        mh, mw = m.shape
+        inside = 0
+        for t in text_lines:
+            xi, yi = int((t.bbox[0] + t.bbox[2]) / 2) - X0, int((t.bbox[1] + t.bbox[3]) / 2) - Y0
+            if 0 <= xi < mw and 0 <= yi < mh and m[yi, xi]:
+                inside += 1
+                if dist[yi, xi] > 1.2 * (t.bbox[3] - t.bbox[1]):
+                    return False
+        return inside > 0
+
     def _finish(
         self,
         groups: list[list[int]],
@@ -155,6 +173,7 @@ class RegionSteps:
             for i in members:
                 bx0, by0, bx1, by1 = cands[i]["box"]
                 m[by0 - Y0 : by1 - Y0, bx0 - X0 : bx1 - X0] |= cands[i]["mask"]
+            pieces = m.copy()  # the fragments as found, before they are closed into one
             if len(members) > 1:
                 k = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (self.merge_gap, self.merge_gap))
                 m = cv2.morphologyEx(m, cv2.MORPH_CLOSE, k)
@@ -195,6 +214,11 @@ class RegionSteps:
                 cnt = cv2.convexHull(np.concatenate([cnt, up]))
             cnt = cnt + np.array([[[X0, Y0]]])
             kind, conf = _classify(cnt, area, cap)
+            if is_bg and kind in ("polygon", "region") and self._labels_at_rim(pieces, X0, Y0, text_lines or []):
+                # paper-coloured, no shape's outline, and its only text hugs its rim: paper
+                # closed in by connectors and the boxes they join, holding the label of one
+                # of those connectors (a speech bubble's text sits well inside it)
+                continue
             poly = cv2.approxPolyDP(cnt, 1.0, True).reshape(-1, 2)
             if kind == "diamond":
                 tips = _diamond_tips(cnt, ink)

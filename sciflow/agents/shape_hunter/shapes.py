@@ -27,7 +27,7 @@ def _classify(contour: np.ndarray, area: float, merged_cap: bool) -> tuple[str, 
             return ("circle" if 0.85 < w / max(h, 1) < 1.18 else "ellipse"), 0.95
     if fill >= 0.985:
         return "rect", 0.99
-    if len(approx) == 4:
+    if len(approx) == 4 and _polygon_deviation(contour, approx) <= max(5.0, 0.06 * min(w, h)):
         if 0.4 < fill < 0.6:
             # diamond: vertices near the bbox edge midpoints
             mids = np.array([[x + w / 2, y], [x + w, y + h / 2], [x + w / 2, y + h], [x, y + h / 2]])
@@ -50,6 +50,35 @@ def _classify(contour: np.ndarray, area: float, merged_cap: bool) -> tuple[str, 
     if 0.86 <= fill < 0.985 and solidity > 0.97:
         return "rounded", 0.9
     return ("polygon" if solidity > 0.9 else "region"), float(min(0.8, solidity))
+
+
+def _polygon_deviation(contour: np.ndarray, polygon: np.ndarray) -> float:
+    """The 90th percentile of the contour points' distance (px) from the closed ``polygon``.
+
+    ``cv2.approxPolyDP`` at 3 % of the perimeter lets a large region's outline stray tens of
+    pixels from its four corners: paper closed in between curved arrows and a row of boxes
+    reads as a "trapezoid" that way, its lower side following every box it passes.
+
+    >>> sq = np.array([[[0, 0]], [[100, 0]], [[100, 60]], [[0, 60]]], np.int32)
+    >>> _polygon_deviation(sq, sq.reshape(-1, 2))
+    0.0
+    >>> notched = np.array([[[0, 0]], [[100, 0]], [[100, 60]], [[60, 60]], [[50, 30]], [[40, 60]], [[0, 60]]], np.int32)
+    >>> _polygon_deviation(notched, sq.reshape(-1, 2)) > 5
+    True
+    """
+    pts = contour.reshape(-1, 2).astype(float)
+    if len(pts) < 20:  # a sparse contour: measure along its edges too
+        t = np.linspace(0.0, 1.0, 8, endpoint=False)[:, None, None]
+        nxt = np.roll(pts, -1, axis=0)
+        pts = (pts[None] * (1 - t) + nxt[None] * t).reshape(-1, 2)
+    poly = np.asarray(polygon, float).reshape(-1, 2)
+    a, b = poly, np.roll(poly, -1, axis=0)
+    ab = b - a
+    L2 = np.maximum((ab ** 2).sum(1), 1e-9)
+    ap = pts[:, None, :] - a[None]
+    tt = np.clip((ap * ab[None]).sum(2) / L2[None], 0.0, 1.0)
+    d = np.hypot(*(ap - tt[..., None] * ab[None]).transpose(2, 0, 1))
+    return float(np.percentile(d.min(axis=1), 90))
 
 
 def _ellipse_deviation(

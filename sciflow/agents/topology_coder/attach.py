@@ -226,7 +226,7 @@ def shapes_win(cts: list[Contact], targets: list[GroundedNode], th: float, head:
 def passes_text(
     cts: list[Contact], members: list[int], comps: dict[int, Comp], targets: list[GroundedNode], th: float, head: float
 ) -> list[Contact]:
-    """``cts`` less the free-text contacts that the connector runs past: its ink (every piece
+    """``cts`` less the free-text contacts that the connector runs past or along: its ink (every piece
     of it, so a dashed line counts whole) reaches ``R`` to ``3 R`` from the contact
     (``R = max(6, head * th)``) in two arcs more than 100 degrees apart (:func:`opposed`),
     counting only ink reached without crossing the text's box. That is a label written
@@ -234,7 +234,8 @@ def passes_text(
     radius; a line that ends at the text reaches it from one side only, and a line entering
     the text and leaving it on the far side (an inline label, bridged by
     :func:`~sciflow.agents.topology_coder.underpass.bridge_text`) reaches its far side
-    through the box.
+    through the box. Or its ink runs along the text's nearest side (:func:`_runs_along`): a
+    label above a short line that spans it.
 
     >>> text = GroundedNode("t", "copy", (40.0, 0.0, 80.0, 16.0), "text", 1.0, ())
     >>> line = Comp(0, 0, 20, np.ones((3, 120), bool))  # a line 4 px under the label
@@ -243,6 +244,9 @@ def passes_text(
     >>> stub = Comp(0, 0, 20, np.ones((3, 60), bool))  # a line that stops under the label
     >>> [c.target for c in passes_text([Contact(0, 0, 60.0, 20.0)], [0], {0: stub}, [text], 16.0, 1.0)]
     [0]
+    >>> short = Comp(0, 38, 20, np.ones((3, 44), bool))  # a short line under it, ending under its left end
+    >>> [c.target for c in passes_text([Contact(0, 0, 38.0, 20.0)], [0], {0: short}, [text], 16.0, 1.0)]
+    []
     >>> ring = np.zeros((40, 80), bool); ring[[0, -1], :] = True; ring[:, [0, -1]] = True
     >>> frame = Comp(0, 20, -12, ring)  # an outline around the text: the text is a box's label
     >>> [c.target for c in passes_text([Contact(0, 0, 60.0, 27.0)], [0], {0: frame}, [text], 16.0, 1.0)]
@@ -252,9 +256,49 @@ def passes_text(
     keep: list[Contact] = []
     for c in cts:
         n = targets[c.target]
-        if n.kind != "text" or not _runs_past(c, n.bbox, [comps[m] for m in members], R):
+        pieces = [comps[m] for m in members]
+        if n.kind != "text" or not (_runs_past(c, n.bbox, pieces, R) or _runs_along(c, n.bbox, pieces, R)):
             keep.append(c)
     return keep
+
+
+def _runs_along(c: Contact, box: tuple[float, float, float, float], pieces: list[Comp], R: float) -> bool:
+    """Whether the connector's ink runs along the side of ``box`` nearest the contact, within
+    ``R / 2 + 2`` px of it, over at least 60 % of that side: a label written above or below a
+    short line, as wide as the line is long (the line ends at the boxes on either side, so it
+    runs past the contact on one side only). A line that ends at the text meets the side over
+    its own width only, and a line interrupted by an inline label leaves no ink beside it."""
+    if _encloses(box, pieces, 2 * R):
+        return False
+    x0, y0, x1, y1 = box
+    depth = R / 2 + 2
+    # the side the contact lies beyond (at a corner: the one it lies further beyond)
+    out_x, out_y = max(x0 - c.x, 0.0, c.x - x1), max(y0 - c.y, 0.0, c.y - y1)
+    if out_y >= out_x:
+        side = "top" if abs(c.y - y0) < abs(c.y - y1) else "bottom"
+    else:
+        side = "left" if abs(c.x - x0) < abs(c.x - x1) else "right"
+    if side in ("top", "bottom"):
+        strip = (x0, y0 - depth, x1, y0) if side == "top" else (x0, y1, x1, y1 + depth)
+        axis, span = 0, x1 - x0
+    else:
+        strip = (x0 - depth, y0, x0, y1) if side == "left" else (x1, y0, x1 + depth, y1)
+        axis, span = 1, y1 - y0
+    sx0, sy0, sx1, sy1 = (int(math.floor(strip[0])), int(math.floor(strip[1])),
+                          int(math.ceil(strip[2])), int(math.ceil(strip[3])))
+    cover = np.zeros(max(1, (sx1 - sx0) if axis == 0 else (sy1 - sy0)), bool)
+    for p in pieces:
+        ph, pw = p.mask.shape
+        a0, b0 = max(sx0 - p.x0, 0), max(sy0 - p.y0, 0)
+        a1, b1 = min(sx1 - p.x0, pw), min(sy1 - p.y0, ph)
+        if a1 <= a0 or b1 <= b0:
+            continue
+        sub = p.mask[b0:b1, a0:a1]
+        if axis == 0:
+            cover[a0 + p.x0 - sx0 : a1 + p.x0 - sx0] |= sub.any(axis=0)
+        else:
+            cover[b0 + p.y0 - sy0 : b1 + p.y0 - sy0] |= sub.any(axis=1)
+    return span > 0 and float(cover.sum()) >= 0.6 * span
 
 
 def _runs_past(c: Contact, box: tuple[float, float, float, float], pieces: list[Comp], R: float) -> bool:

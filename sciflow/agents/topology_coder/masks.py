@@ -55,15 +55,62 @@ def stroke_masks(
         # like arrowheads or attach passing strokes
         for tri in cut_tips(n.polygon, th):
             cv2.fillPoly(tmap, [np.round(np.array(tri)).astype(np.int32)], k + 1)
-    masked = (tmap > 0) | (band > 0)
-    for t in d.text_lines:
-        x0, y0, x1, y1 = (int(round(v)) for v in t.bbox)
+    # a straight line crossing a text's box (an edge label set against it) stays connector ink
+    through = np.zeros((h, w), bool)
+    text_boxes = [t.bbox for t in d.text_lines] + [_bounds(n.polygon) if n.polygon else n.bbox for n in targets
+                                                   if n.kind == "text"]
+    boxes = []
+    for bx in text_boxes:
+        x0, y0, x1, y1 = (int(round(v)) for v in bx)
         p = text_pad
-        masked[max(0, y0 - p) : y1 + p, max(0, x0 - p) : x1 + p] = True
+        boxes.append((max(0, x0 - p), max(0, y0 - p), min(w, x1 + p), min(h, y1 + p)))
+        # measured on a box 2 px wider than the mask on every side (the outline drawn
+        # around a text target's polygon reaches past it)
+        box = (max(0, x0 - p - 2), max(0, y0 - p - 2), min(w, x1 + p + 2), min(h, y1 + p + 2))
+        through[box[1] : box[3], box[0] : box[2]] |= through_lines(ink, box)
+    text_targets = [k + 1 for k, n in enumerate(targets) if n.kind == "text"]
+    if text_targets and through.any():
+        tmap[through & np.isin(tmap, text_targets)] = 0
+    masked = (tmap > 0) | (band > 0)
+    for x0, y0, x1, y1 in boxes[: len(d.text_lines)]:
+        masked[y0:y1, x0:x1] |= ~through[y0:y1, x0:x1]
     raw = ink.copy()
     ink[masked] = 0
     both = np.where(tmap > 0, tmap, band)
     return ink, both, band, targets, raw
+
+
+def through_lines(ink: np.ndarray, box: tuple[int, int, int, int]) -> np.ndarray:
+    """The pixels of ``box`` (``x0, y0, x1, y1``) on a straight horizontal or vertical line
+    that crosses the whole box and goes on outside it at both ends, as a mask of the box's
+    shape. An edge label set right against its line, or a padded OCR box, covers the line
+    there; glyphs never make one unbroken run across their own box and beyond, so these
+    pixels are the connector's and stay ink (an underline ends with its text).
+
+    >>> ink = np.zeros((20, 60), np.uint8); ink[12, :] = 1; ink[4:10, 20:24] = 1  # a line under a glyph
+    >>> keep = through_lines(ink, (10, 2, 50, 14))
+    >>> int(keep.sum()), bool(keep[10].any())
+    (40, True)
+    >>> ink[12, :15] = 0  # the line starts inside the box: a stroke ending there, not through it
+    >>> int(through_lines(ink, (10, 2, 50, 14)).sum())
+    0
+    """
+    x0, y0, x1, y1 = box
+    h, w = ink.shape
+    keep = np.zeros((max(0, y1 - y0), max(0, x1 - x0)), bool)
+    if keep.size == 0 or x0 < 1 or y0 < 1 or x1 >= w or y1 >= h:
+        return keep
+    sub = ink[y0:y1, x0:x1] > 0
+    rows = sub.all(axis=1) & (ink[y0:y1, x0 - 1] > 0) & (ink[y0:y1, x1] > 0)
+    cols = sub.all(axis=0) & (ink[y0 - 1, x0:x1] > 0) & (ink[y1, x0:x1] > 0)
+    keep[rows, :] = True
+    keep[:, cols] = True
+    return keep
+
+
+def _bounds(poly: tuple[tuple[float, float], ...]) -> tuple[float, float, float, float]:
+    xs, ys = [q[0] for q in poly], [q[1] for q in poly]
+    return min(xs), min(ys), max(xs), max(ys)
 
 
 def _area(b: tuple[float, ...]) -> float:
