@@ -3,6 +3,7 @@ paper dropped, the kind read from each group's contour."""
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import cv2
@@ -132,21 +133,24 @@ class RegionSteps:
 
     @staticmethod
     def _labels_at_rim(m: np.ndarray, X0: int, Y0: int, text_lines: list[TextBox]) -> bool:
-        """Whether every text line centred inside the region's fragments ``m`` (at ``X0, Y0``;
-        each fragment is bounded by ink: a connector crossing the region splits it) lies
-        within 1.2 of its own heights of a fragment's rim, and at least one does: an edge
+        """Whether every text line inside the region's fragments ``m`` (at ``X0, Y0``;
+        each fragment is bounded by ink: a connector crossing the region splits it) comes
+        within 0.8 of its own heights of a fragment's rim (true when none is inside): an edge
         label set beside the connector that bounds a patch of paper, not a shape's label,
         which has the shape's padding around it."""
         dist = cv2.distanceTransform((m > 0).astype(np.uint8), cv2.DIST_L2, 3)
         mh, mw = m.shape
-        inside = 0
         for t in text_lines:
-            xi, yi = int((t.bbox[0] + t.bbox[2]) / 2) - X0, int((t.bbox[1] + t.bbox[3]) / 2) - Y0
-            if 0 <= xi < mw and 0 <= yi < mh and m[yi, xi]:
-                inside += 1
-                if dist[yi, xi] > 1.2 * (t.bbox[3] - t.bbox[1]):
-                    return False
-        return inside > 0
+            x0, y0 = max(0, int(t.bbox[0]) - X0), max(0, int(t.bbox[1]) - Y0)
+            x1, y1 = min(mw, int(math.ceil(t.bbox[2])) - X0), min(mh, int(math.ceil(t.bbox[3])) - Y0)
+            area = max(1.0, (t.bbox[2] - t.bbox[0]) * (t.bbox[3] - t.bbox[1]))
+            if x1 <= x0 or y1 <= y0 or (m[y0:y1, x0:x1] > 0).sum() < 0.3 * area:
+                continue  # not inside (its glyphs may cut its centre out of the region)
+            d = dist[y0:y1, x0:x1][m[y0:y1, x0:x1] > 0]
+            # the nearest approach of the text's box to the rim (the box may reach past it)
+            if float(d.min()) > 0.8 * (t.bbox[3] - t.bbox[1]):
+                return False
+        return True
 
     def _finish(
         self,
@@ -215,9 +219,9 @@ class RegionSteps:
             cnt = cnt + np.array([[[X0, Y0]]])
             kind, conf = _classify(cnt, area, cap)
             if is_bg and kind in ("polygon", "region") and self._labels_at_rim(pieces, X0, Y0, text_lines or []):
-                # paper-coloured, no shape's outline, and its only text hugs its rim: paper
-                # closed in by connectors and the boxes they join, holding the label of one
-                # of those connectors (a speech bubble's text sits well inside it)
+                # paper-coloured, no shape's outline, and no text or only text hugging its rim:
+                # paper closed in by connectors and the boxes they join, holding at most the
+                # label of one of those connectors (a speech bubble's text sits well inside it)
                 continue
             poly = cv2.approxPolyDP(cnt, 1.0, True).reshape(-1, 2)
             if kind == "diamond":
