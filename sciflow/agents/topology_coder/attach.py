@@ -244,9 +244,12 @@ def passes_text(
     >>> stub = Comp(0, 0, 20, np.ones((3, 60), bool))  # a line that stops under the label
     >>> [c.target for c in passes_text([Contact(0, 0, 60.0, 20.0)], [0], {0: stub}, [text], 16.0, 1.0)]
     [0]
-    >>> short = Comp(0, 38, 20, np.ones((3, 44), bool))  # a short line under it, ending under its left end
+    >>> short = Comp(0, 28, 20, np.ones((3, 64), bool))  # a short line spanning it, from box to box
     >>> [c.target for c in passes_text([Contact(0, 0, 38.0, 20.0)], [0], {0: short}, [text], 16.0, 1.0)]
     []
+    >>> brace = Comp(0, 40, 20, np.ones((3, 90), bool))  # a brace's end, hooked where the text starts
+    >>> [c.target for c in passes_text([Contact(0, 0, 41.0, 20.0)], [0], {0: brace}, [text], 16.0, 1.0)]
+    [0]
     >>> ring = np.zeros((40, 80), bool); ring[[0, -1], :] = True; ring[:, [0, -1]] = True
     >>> frame = Comp(0, 20, -12, ring)  # an outline around the text: the text is a box's label
     >>> [c.target for c in passes_text([Contact(0, 0, 60.0, 27.0)], [0], {0: frame}, [text], 16.0, 1.0)]
@@ -264,10 +267,12 @@ def passes_text(
 
 def _runs_along(c: Contact, box: tuple[float, float, float, float], pieces: list[Comp], R: float) -> bool:
     """Whether the connector's ink runs along the side of ``box`` nearest the contact, within
-    ``R / 2 + 2`` px of it, over at least 60 % of that side: a label written above or below a
-    short line, as wide as the line is long (the line ends at the boxes on either side, so it
-    runs past the contact on one side only). A line that ends at the text meets the side over
-    its own width only, and a line interrupted by an inline label leaves no ink beside it."""
+    ``R / 2 + 2`` px of it, over at least 60 % of that side, and goes on past both ends of the
+    side: a label written above or below a short line, as wide as the line is long (the line
+    ends at the boxes on either side, so it runs past the contact on one side only). A brace
+    whose hooked end stops at the text it points to does not go on past that end; a line that
+    ends at the text meets the side over its own width only; a line interrupted by an inline
+    label leaves no ink beside it."""
     if _encloses(box, pieces, 2 * R):
         return False
     x0, y0, x1, y1 = box
@@ -284,6 +289,16 @@ def _runs_along(c: Contact, box: tuple[float, float, float, float], pieces: list
     else:
         strip = (x0 - depth, y0, x0, y1) if side == "left" else (x1, y0, x1 + depth, y1)
         axis, span = 1, y1 - y0
+    # the line goes on past both ends of that side (a brace's hooked end stops at its text)
+    ext = 2 * depth
+    if axis == 0:
+        beyond = ((strip[0] - ext, strip[1], strip[0] - 2, strip[3]),
+                  (strip[2] + 2, strip[1], strip[2] + ext, strip[3]))
+    else:
+        beyond = ((strip[0], strip[1] - ext, strip[2], strip[1] - 2),
+                  (strip[0], strip[3] + 2, strip[2], strip[3] + ext))
+    if not all(_any_ink(pieces, b) for b in beyond):
+        return False
     sx0, sy0, sx1, sy1 = (int(math.floor(strip[0])), int(math.floor(strip[1])),
                           int(math.ceil(strip[2])), int(math.ceil(strip[3])))
     cover = np.zeros(max(1, (sx1 - sx0) if axis == 0 else (sy1 - sy0)), bool)
@@ -322,6 +337,16 @@ def _runs_past(c: Contact, box: tuple[float, float, float, float], pieces: list[
         through |= (sx > x0) & (sx < x1) & (sy > y0) & (sy < y1)
     dx, dy = dx[~through], dy[~through]
     return opposed(dx, dy, np.hypot(dx, dy), 2 * R, R)
+
+
+def _any_ink(pieces: list[Comp], box: tuple[float, float, float, float]) -> bool:
+    x0, y0, x1, y1 = (int(math.floor(box[0])), int(math.floor(box[1])), int(math.ceil(box[2])), int(math.ceil(box[3])))
+    for p in pieces:
+        ph, pw = p.mask.shape
+        a0, b0, a1, b1 = max(x0 - p.x0, 0), max(y0 - p.y0, 0), min(x1 - p.x0, pw), min(y1 - p.y0, ph)
+        if a1 > a0 and b1 > b0 and p.mask[b0:b1, a0:a1].any():
+            return True
+    return False
 
 
 def _encloses(box: tuple[float, float, float, float], pieces: list[Comp], depth: float) -> bool:

@@ -70,8 +70,9 @@ class StrokeTopology:
         # 3: shallow frame crossings, grazes, seen heads over inferred ones, weakest head as tail;
         # 4: frame dash remnants are no head wings;
         # 5: labels beside a line are no ends, a hidden head is a blob of the stroke's own end;
-        # 6: labels along a short line are no ends, lines crossing a text's box stay ink
-        return {"backend": "strokes", "version": 6}
+        # 6: labels along a short line are no ends, lines crossing a text's box stay ink;
+        # 7: a line running along a text must go on past both its ends (a brace's hooked end)
+        return {"backend": "strokes", "version": 7}
 
     def trace(self, d: Diagram) -> None:
         """Fill ``d.strokes`` and ``d.edges``."""
