@@ -12,6 +12,7 @@ free-text contact within ``1.5 R`` of a contact on a drawn node is dropped.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import cv2
@@ -153,6 +154,42 @@ def continues(a: Contact, b: Contact, max_angle: float = 30.0) -> bool:
     return -(a.out_dir[0] * vx + a.out_dir[1] * vy) >= c and (b.out_dir[0] * vx + b.out_dir[1] * vy) >= c
 
 
+def join_pairs(
+    contacts: list[Contact],
+    idx: list[int],
+    joins: Callable[[Contact, Contact], bool],
+    separate: Callable[[Contact, Contact], bool],
+    find: Callable[[int], int],
+    parent: dict[int, int],
+    bridges: list[tuple[float, float, float, float]],
+) -> set[int]:
+    """Join, in ``parent``, the connectors of every pair of contacts ``contacts[a]``,
+    ``contacts[b]`` (``a`` before ``b`` in ``idx``) that lie on the same target, that
+    ``separate`` tells apart and that ``joins`` accepts; each contact is joined at most once
+    and every gap bridged is appended to ``bridges``. Returns the indices of the joined
+    contacts (the callers drop them: the stroke passes there, it does not end).
+
+    >>> cts = [Contact(0, 0, 0.0, 0.0), Contact(1, 0, 5.0, 0.0), Contact(2, 0, 9.0, 0.0)]
+    >>> parent = {0: 0, 1: 1, 2: 2}
+    >>> def find(i):
+    ...     return i if parent[i] == i else find(parent[i])
+    >>> sorted(join_pairs(cts, [0, 1, 2], lambda a, b: True, lambda a, b: find(a.comp) != find(b.comp),
+    ...                   find, parent, []))
+    [0, 1]
+    """
+    drop: set[int] = set()
+    for ai, a in enumerate(idx):
+        for b in idx[ai + 1 :]:
+            ca, cb = contacts[a], contacts[b]
+            if ca.target != cb.target or not separate(ca, cb) or a in drop or b in drop:
+                continue
+            if joins(ca, cb):
+                parent[find(ca.comp)] = find(cb.comp)
+                drop.update((a, b))
+                bridges.append((ca.x, ca.y, cb.x, cb.y))
+    return drop
+
+
 def extend_dangling(
     groups: dict[int, list[int]],
     by_group: dict[int, list[Contact]],
@@ -256,13 +293,13 @@ def passes_text(
     [0]
     """
     R = max(6.0, head * th)
-    keep: list[Contact] = []
-    for c in cts:
-        n = targets[c.target]
-        pieces = [comps[m] for m in members]
-        if n.kind != "text" or not (_runs_past(c, n.bbox, pieces, R) or _runs_along(c, n.bbox, pieces, R)):
-            keep.append(c)
-    return keep
+    pieces = [comps[m] for m in members]
+
+    def beside(c: Contact) -> bool:
+        box = targets[c.target].bbox
+        return not _encloses(box, pieces, 2 * R) and (_runs_past(c, box, pieces, R) or _runs_along(c, box, pieces, R))
+
+    return [c for c in cts if targets[c.target].kind != "text" or not beside(c)]
 
 
 def _runs_along(c: Contact, box: tuple[float, float, float, float], pieces: list[Comp], R: float) -> bool:
@@ -273,8 +310,6 @@ def _runs_along(c: Contact, box: tuple[float, float, float, float], pieces: list
     whose hooked end stops at the text it points to does not go on past that end; a line that
     ends at the text meets the side over its own width only; a line interrupted by an inline
     label leaves no ink beside it."""
-    if _encloses(box, pieces, 2 * R):
-        return False
     x0, y0, x1, y1 = box
     depth = R / 2 + 2
     # the side the contact lies beyond (at a corner: the one it lies further beyond)
@@ -317,8 +352,6 @@ def _runs_along(c: Contact, box: tuple[float, float, float, float], pieces: list
 
 
 def _runs_past(c: Contact, box: tuple[float, float, float, float], pieces: list[Comp], R: float) -> bool:
-    if _encloses(box, pieces, 2 * R):
-        return False
     dxs, dys = [], []
     for p in pieces:
         ys, xs = np.nonzero(p.mask)
@@ -356,14 +389,4 @@ def _encloses(box: tuple[float, float, float, float], pieces: list[Comp], depth:
     line passing the text by."""
     x0, y0, x1, y1 = box
     strips = ((x0, y0 - depth, x1, y0), (x0, y1, x1, y1 + depth), (x0 - depth, y0, x0, y1), (x1, y0, x1 + depth, y1))
-    hit = [False] * 4
-    for p in pieces:
-        ph, pw = p.mask.shape
-        for k, (sx0, sy0, sx1, sy1) in enumerate(strips):
-            if hit[k]:
-                continue
-            a0, b0 = max(int(sx0) - p.x0, 0), max(int(sy0) - p.y0, 0)
-            a1, b1 = min(int(math.ceil(sx1)) - p.x0, pw), min(int(math.ceil(sy1)) - p.y0, ph)
-            if a1 > a0 and b1 > b0 and p.mask[b0:b1, a0:a1].any():
-                hit[k] = True
-    return sum(hit) >= 3
+    return sum(_any_ink(pieces, s) for s in strips) >= 3

@@ -16,7 +16,7 @@ import math
 from collections.abc import Callable
 
 from sciflow.agents.diagram import GroundedNode
-from sciflow.agents.topology_coder.attach import Contact, continues, direction
+from sciflow.agents.topology_coder.attach import Contact, continues, direction, join_pairs
 from sciflow.agents.topology_coder.components import Comp
 
 
@@ -35,25 +35,19 @@ def bridge_containers(
     """Join the pieces of strokes crossing a container outline (band ``band_w`` px wide,
     contact radius ``r_contact``) and drop their contacts there."""
     lim = band_w + 2 * r_contact + 2
-    drop: set[int] = set()
     cont = [i for i, ct in enumerate(contacts) if targets[ct.target].kind == "container"]
     for i in cont:
         direction(contacts[i], comps, th, head)
-    for ai, a in enumerate(cont):
-        for b in cont[ai + 1 :]:
-            ca, cb = contacts[a], contacts[b]
-            if ca.target != cb.target or ca.comp == cb.comp or a in drop or b in drop:
-                continue
-            d = math.hypot(ca.x - cb.x, ca.y - cb.y)
-            vx, vy = (cb.x - ca.x) / (d or 1.0), (cb.y - ca.y) / (d or 1.0)
-            straight = continues(ca, cb)
-            # a stroke crosses the outline, however shallow; pieces in line along it are
-            # leftover dashes of the frame itself
-            across = _across_outline(targets[ca.target].polygon, (ca.x + cb.x) / 2, (ca.y + cb.y) / 2, vx, vy)
-            if d <= lim or (straight and across and d <= 4 * th):
-                parent[find(ca.comp)] = find(cb.comp)
-                drop.update((a, b))
-                bridges.append((ca.x, ca.y, cb.x, cb.y))
+
+    def crossing(ca: Contact, cb: Contact) -> bool:
+        d = math.hypot(ca.x - cb.x, ca.y - cb.y)
+        vx, vy = (cb.x - ca.x) / (d or 1.0), (cb.y - ca.y) / (d or 1.0)
+        # a stroke crosses the outline, however shallow; pieces in line along it are
+        # leftover dashes of the frame itself
+        across = _across_outline(targets[ca.target].polygon, (ca.x + cb.x) / 2, (ca.y + cb.y) / 2, vx, vy)
+        return d <= lim or (continues(ca, cb) and across and d <= 4 * th)
+
+    drop = join_pairs(contacts, cont, crossing, lambda a, b: a.comp != b.comp, find, parent, bridges)
     return [ct for i, ct in enumerate(contacts) if i not in drop]
 
 

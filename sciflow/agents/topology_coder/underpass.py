@@ -35,7 +35,7 @@ import cv2
 import numpy as np
 
 from sciflow.agents.diagram import GroundedNode, TextBox
-from sciflow.agents.topology_coder.attach import Contact, continues, direction
+from sciflow.agents.topology_coder.attach import Contact, continues, direction, join_pairs
 from sciflow.agents.topology_coder.components import Comp
 from sciflow.agents.topology_coder.heads import arrowhead
 
@@ -92,20 +92,15 @@ def bridge_text(
     for ct in contacts:
         if ct.target in passable:
             direction(ct, comps, th, head)
-    drop: set[int] = set()
     idx = [i for i, ct in enumerate(contacts) if ct.target in passable]
-    for ai, a in enumerate(idx):
-        for b in idx[ai + 1 :]:
-            ca, cb = contacts[a], contacts[b]
-            if ca.target != cb.target or find(ca.comp) == find(cb.comp) or a in drop or b in drop:
-                continue
-            straight = continues(ca, cb)
-            if (straight and ca.target not in boxes) or (
-                (straight or _across(ca, cb, targets[ca.target].bbox)) and not _headed(ca, cb, comps, th, head)
-            ):
-                parent[find(ca.comp)] = find(cb.comp)
-                drop.update((a, b))
-                bridges.append((ca.x, ca.y, cb.x, cb.y))
+
+    def passes(ca: Contact, cb: Contact) -> bool:
+        straight = continues(ca, cb)
+        return (straight and ca.target not in boxes) or (
+            (straight or _across(ca, cb, targets[ca.target].bbox)) and not _headed(ca, cb, comps, th, head)
+        )
+
+    drop = join_pairs(contacts, idx, passes, lambda a, b: find(a.comp) != find(b.comp), find, parent, bridges)
     kept = [ct for i, ct in enumerate(contacts) if i not in drop]
     bridged = {contacts[i].target for i in drop} & boxes
     for k in bridged - {ct.target for ct in kept}:
@@ -218,19 +213,12 @@ def bridge_grazes(
     idx = [i for i, ct in enumerate(contacts) if ct.target in solid]
     for i in idx:
         direction(contacts[i], comps, th, head)
-    drop: set[int] = set()
-    for ai, a in enumerate(idx):
-        for b in idx[ai + 1 :]:
-            ca, cb = contacts[a], contacts[b]
-            if ca.target != cb.target or find(ca.comp) == find(cb.comp) or a in drop or b in drop:
-                continue
-            if math.hypot(ca.x - cb.x, ca.y - cb.y) > 4 * th:
-                continue
-            w = max(comps[ca.comp].width, comps[cb.comp].width)
-            if _grazing(ca, cb, targets[ca.target], w):
-                parent[find(ca.comp)] = find(cb.comp)
-                drop.update((a, b))
-                bridges.append((ca.x, ca.y, cb.x, cb.y))
+
+    def grazes(ca: Contact, cb: Contact) -> bool:
+        w = max(comps[ca.comp].width, comps[cb.comp].width)
+        return math.hypot(ca.x - cb.x, ca.y - cb.y) <= 4 * th and _grazing(ca, cb, targets[ca.target], w)
+
+    drop = join_pairs(contacts, idx, grazes, lambda a, b: find(a.comp) != find(b.comp), find, parent, bridges)
     return [ct for i, ct in enumerate(contacts) if i not in drop]
 
 
