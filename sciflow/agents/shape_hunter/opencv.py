@@ -45,7 +45,7 @@ class OpenCVShapes(FrameSteps, RegionSteps, ShapeBackend):
     def fingerprint(self) -> dict[str, Any]:
         # 2: dashed, rounded frames; 3: short frames, own corners; 4: ellipses fit point by point;
         # 5: four-sided kinds fit side by side, paper-coloured irregular regions are no shapes
-        return {"backend": "opencv", "opencv": cv2.__version__, "version": 5}
+        return {"backend": "opencv", "opencv": cv2.__version__, "version": 6}
 
     def barriers(self, image: np.ndarray) -> np.ndarray:
         edges = np.zeros(image.shape[:2], np.uint8)

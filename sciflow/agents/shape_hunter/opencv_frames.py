@@ -66,6 +66,57 @@ def _on_outline(run: tuple[float, float, float], horizontal: bool, shapes: list[
     return False
 
 
+def _common_span(
+    top: tuple[float, float], bottom: tuple[float, float], slack: float
+) -> tuple[tuple[float, float], tuple[float, float]] | None:
+    """The top and bottom runs ``(x0, x1)`` of one frame, or ``None``. Either run may reach
+    into its corner arcs, so their ends may differ by up to ``slack``. A run may also go on
+    past the other's end, at one side or both, where a connector leaving along the side or a
+    neighbouring frame's dashes continue it in line: it is then cut back to the other run's
+    end, and the frame's sides must still meet those corners. The cut run keeps at least a
+    quarter of its length (a short run under a long line is no frame's side).
+
+    >>> _common_span((10.0, 200.0), (12.0, 198.0), 5.0)
+    ((10.0, 200.0), (12.0, 198.0))
+    >>> _common_span((10.0, 200.0), (-60.0, 198.0), 5.0)
+    ((10.0, 200.0), (10.0, 198.0))
+    >>> _common_span((10.0, 200.0), (40.0, 198.0), 5.0)
+    ((40.0, 200.0), (40.0, 198.0))
+    >>> _common_span((10.0, 50.0), (0.0, 400.0), 5.0) is None
+    True
+    """
+    (t0, t1), (b0, b1) = top, bottom
+    if abs(t0 - b0) <= slack and abs(t1 - b1) <= slack:
+        return top, bottom
+    t0, b0 = (b0, b0) if t0 < b0 - slack else (t0, t0) if b0 < t0 - slack else (t0, b0)
+    t1, b1 = (t1, t1) if b1 > t1 + slack else (b1, b1) if t1 > b1 + slack else (t1, b1)
+    for (a0, a1), (c0, c1) in ((top, (t0, t1)), (bottom, (b0, b1))):
+        if c1 - c0 < 0.25 * (a1 - a0):
+            return None
+    return (t0, t1), (b0, b1)
+
+
+def _side_meets(
+    side: tuple[float, float, float], runs: list[tuple[float, float, float]], yt: float, yb: float, slack: float
+) -> bool:
+    """Whether the vertical run ``side = (x, y0, y1)``, with the runs of ``runs`` in line with
+    it (within 3 px; a side cut where a connector crosses it), reaches from the top ``yt`` to
+    the bottom ``yb`` within ``slack`` at both ends and covers at least 70 % of that height.
+
+    >>> _side_meets((10.0, 5.0, 40.0), [(10.0, 5.0, 40.0), (11.0, 60.0, 98.0)], 0.0, 100.0, 6.0)
+    True
+    >>> _side_meets((10.0, 5.0, 40.0), [(10.0, 5.0, 40.0)], 0.0, 100.0, 6.0)
+    False
+    """
+    parts = [r for r in runs if abs(r[0] - side[0]) <= 3 and r[2] >= yt - slack and r[1] <= yb + slack]
+    parts.append(side)
+    lo, hi = min(r[1] for r in parts), max(r[2] for r in parts)
+    cover = np.zeros(int(max(1.0, yb - yt)) + 1, bool)
+    for r in parts:
+        cover[int(max(0.0, r[1] - yt)) : int(max(0.0, min(yb, r[2]) - yt)) + 1] = True
+    return abs(lo - yt) <= slack and abs(hi - yb) <= slack and bool(cover.mean() >= 0.7)
+
+
 def _own_corner(
     side: tuple[float, float, float], corner: tuple[float, float], runs: list[tuple[float, float, float]]
 ) -> bool:
@@ -77,10 +128,16 @@ def _own_corner(
     >>> tops = [(0.0, 20.0, 100.0), (0.0, 130.0, 200.0)]
     >>> _own_corner((105.0, 15.0, 300.0), (130.0, 0.0), tops), _own_corner((122.0, 15.0, 300.0), (130.0, 0.0), tops)
     (False, True)
+    >>> _own_corner((105.0, 15.0, 300.0), (130.0, 0.0), tops + [(40.0, 105.0, 180.0)])
+    False
+    >>> _own_corner((122.0, 15.0, 300.0), (130.0, 0.0), tops + [(40.0, 122.0, 180.0)])
+    True
     """
     x, top = side[0], side[1]
     own = np.hypot(x - corner[0], top - corner[1])
-    return all(np.hypot(x - e, top - y) >= own - 1e-9 for y, a, b in runs for e in (a, b))
+    # a side turns into a top above its upper end: a run lower down (a box's outline that
+    # touches the side) is no top it could turn into
+    return all(np.hypot(x - e, top - y) >= own - 1e-9 for y, a, b in runs if y <= top + 2 for e in (a, b))
 
 
 def _cut_by(box: BBox, runs: list[tuple[float, float, float]], margin: float) -> bool:
@@ -187,11 +244,14 @@ class FrameSteps:
         # a rounded corner starts the top and bottom runs up to its radius inside the sides
         corner = th
         frames: list[tuple[float, float, float, float, int, float]] = []
-        for yt, tx0, tx1 in H:
-            for yb, bx0, bx1 in H:
-                # either run may reach into its corner arcs, so their ends differ by up to a radius
-                if yb <= yt + L / 2 or abs(tx0 - bx0) > tol + corner or abs(tx1 - bx1) > tol + corner:
+        for yt, tx0_, tx1_ in H:
+            for yb, bx0_, bx1_ in H:
+                if yb <= yt + L / 2:
                     continue
+                span = _common_span((tx0_, tx1_), (bx0_, bx1_), tol + corner)
+                if span is None:
+                    continue
+                (tx0, tx1), (bx0, bx1) = span
                 x0, x1 = min(tx0, bx0), max(tx1, bx1)
                 left = [
                     v
@@ -221,6 +281,10 @@ class FrameSteps:
                     lv = min(left, key=lambda v: (_side_error(v, x0 - v[0], yt, yb), v))
                     rv = min(right, key=lambda v: (_side_error(v, v[0] - x1, yt, yb), v))
                     lx, rx = lv[0], rv[0]
+                    if span != ((tx0_, tx1_), (bx0_, bx1_)) and not all(
+                        _side_meets(v, V, yt, yb, tol + corner) for v in (lv, rv)
+                    ):
+                        continue  # a run cut back must be met by both sides at both its corners
                     err = _side_error(lv, x0 - lx, yt, yb) + _side_error(rv, rx - x1, yt, yb)
                     r = max(0.0, min(x0 - lx, rx - x1, 0.5 * (yb - yt)))
                     runs = ((yt, tx0, tx1), (yb, bx0, bx1), lv, rv)
