@@ -73,8 +73,9 @@ def _common_span(
     into its corner arcs, so their ends may differ by up to ``slack``. A run may also go on
     past the other's end, at one side or both, where a connector leaving along the side or a
     neighbouring frame's dashes continue it in line: it is then cut back to the other run's
-    end, and the frame's sides must still meet those corners. The cut run keeps at least a
-    quarter of its length (a short run under a long line is no frame's side).
+    end, and the frame's sides must still meet those corners. What is cut off must be under
+    half of what is kept: a connector continues a side for a short way, while a page-wide
+    divider running under a box is no frame's bottom.
 
     >>> _common_span((10.0, 200.0), (12.0, 198.0), 5.0)
     ((10.0, 200.0), (12.0, 198.0))
@@ -82,7 +83,7 @@ def _common_span(
     ((10.0, 200.0), (10.0, 198.0))
     >>> _common_span((10.0, 200.0), (40.0, 198.0), 5.0)
     ((40.0, 200.0), (40.0, 198.0))
-    >>> _common_span((10.0, 50.0), (0.0, 400.0), 5.0) is None
+    >>> _common_span((10.0, 200.0), (-200.0, 198.0), 5.0) is None
     True
     """
     (t0, t1), (b0, b1) = top, bottom
@@ -91,7 +92,7 @@ def _common_span(
     t0, b0 = (b0, b0) if t0 < b0 - slack else (t0, t0) if b0 < t0 - slack else (t0, b0)
     t1, b1 = (t1, t1) if b1 > t1 + slack else (b1, b1) if t1 > b1 + slack else (t1, b1)
     for (a0, a1), (c0, c1) in ((top, (t0, t1)), (bottom, (b0, b1))):
-        if c1 - c0 < 0.25 * (a1 - a0):
+        if (a1 - a0) - (c1 - c0) >= 0.5 * (c1 - c0):
             return None
     return (t0, t1), (b0, b1)
 
