@@ -162,9 +162,11 @@ def join_pairs(
     find: Callable[[int], int],
     parent: dict[int, int],
     bridges: list[tuple[float, float, float, float]],
+    same: Callable[[Contact, Contact], bool] | None = None,
 ) -> set[int]:
     """Join, in ``parent``, the connectors of every pair of contacts ``contacts[a]``,
-    ``contacts[b]`` (``a`` before ``b`` in ``idx``) that lie on the same target, that
+    ``contacts[b]`` (``a`` before ``b`` in ``idx``) that lie on the same target (or on one
+    obstacle, as ``same`` tells), that
     ``separate`` tells apart and that ``joins`` accepts; each contact is joined at most once
     and every gap bridged is appended to ``bridges``. Returns the indices of the joined
     contacts (the callers drop them: the stroke passes there, it does not end).
@@ -181,7 +183,8 @@ def join_pairs(
     for ai, a in enumerate(idx):
         for b in idx[ai + 1 :]:
             ca, cb = contacts[a], contacts[b]
-            if ca.target != cb.target or not separate(ca, cb) or a in drop or b in drop:
+            one = same(ca, cb) if same is not None else ca.target == cb.target
+            if not one or not separate(ca, cb) or a in drop or b in drop:
                 continue
             if joins(ca, cb):
                 parent[find(ca.comp)] = find(cb.comp)

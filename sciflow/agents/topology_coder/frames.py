@@ -8,6 +8,12 @@ a stroke crossing the outline at a shallow angle, whose masked stretch is the ba
 over the sine of that angle (pieces in line along the outline are leftover dashes of it). A remaining
 end on a container outline goes to the node inside that container nearest to it (within
 ``2.5 th``), else stays on a titled container, else is dropped.
+
+A stroke crossing the outline just where the container's title sits passes under the
+title too: a contact on the outline and one on the title's text, of different pieces, whose
+pieces leave in opposite directions along the line joining them (within 30 degrees) and
+that lie no farther apart than the band, two contact radii and the title's diagonal, are
+one stroke (joined, both contacts dropped), never an edge from the title.
 """
 
 from __future__ import annotations
@@ -48,6 +54,43 @@ def bridge_containers(
         return d <= lim or (continues(ca, cb) and across and d <= 4 * th)
 
     drop = join_pairs(contacts, cont, crossing, lambda a, b: a.comp != b.comp, find, parent, bridges)
+    return [ct for i, ct in enumerate(contacts) if i not in drop]
+
+
+def bridge_titles(
+    contacts: list[Contact],
+    targets: list[GroundedNode],
+    band_w: int,
+    r_contact: float,
+    find: Callable[[int], int],
+    parent: dict[int, int],
+    bridges: list[tuple[float, float, float, float]],
+) -> list[Contact]:
+    """Join the pieces of a stroke that crosses a container's outline and then its title
+    (module docstring); ``out_dir`` must be set on both contacts (:func:`bridge_containers`,
+    and :func:`~sciflow.agents.topology_coder.underpass.bridge_text` for free text)."""
+    title_of: dict[int, int] = {}  # free-text target -> the container it titles
+    for k, n in enumerate(targets):
+        if n.kind != "text" or not n.text_ids:
+            continue
+        for c, m in enumerate(targets):
+            if m.kind == "container" and set(n.text_ids) <= set(m.text_ids):
+                title_of[k] = c
+                break
+    if not title_of:
+        return contacts
+    idx = [i for i, ct in enumerate(contacts) if ct.target in title_of or ct.target in title_of.values()]
+
+    def one_obstacle(a: Contact, b: Contact) -> bool:
+        return title_of.get(a.target) == b.target or title_of.get(b.target) == a.target
+
+    def under(a: Contact, b: Contact) -> bool:
+        t = targets[a.target if a.target in title_of else b.target].bbox
+        reach = band_w + 2 * r_contact + math.hypot(t[2] - t[0], t[3] - t[1])
+        return math.hypot(a.x - b.x, a.y - b.y) <= reach and continues(a, b)
+
+    drop = join_pairs(contacts, idx, under, lambda a, b: find(a.comp) != find(b.comp), find, parent, bridges,
+                      same=one_obstacle)
     return [ct for i, ct in enumerate(contacts) if i not in drop]
 
 
