@@ -471,7 +471,7 @@ def test_an_arrow_crossing_a_frame_through_its_title_reaches_the_node_inside(par
 
 
 @pytest.mark.skipif(__import__("shutil").which("dot") is None, reason="Graphviz `dot` is not installed")
-def test_an_arrow_crossing_a_cluster_at_its_title_is_one_edge_in_a_graphviz_drawing(parser, tmp_path):
+def test_an_arrow_crossing_a_cluster_beside_a_text_is_one_edge_in_a_graphviz_drawing(parser, tmp_path):
     # the domain-randomization reference as `sciflow generate graphviz` draws it: the arrow
     # into "Object Position" crosses the "Real World (test)" cluster's outline and then the
     # end of its title; its pieces end on the outline and on the title's text
@@ -486,3 +486,7 @@ def test_an_arrow_crossing_a_cluster_at_its_title_is_one_edge_in_a_graphviz_draw
     got = {(a[:8], b[:8]) for a, b in edges_by_label(g)}
     assert ("object l", "object p") in got
     assert not any(a.startswith("real wor") for a, _ in got)
+    # and the arrow into "Object Localization CNN" crosses the other cluster's outline right
+    # beside its edge label "training": the label is the edge's, not its source
+    assert ("synthet", "object l") in {(a[:7], b) for a, b in got}
+    assert "training" not in labels(g)

@@ -9,11 +9,12 @@ over the sine of that angle (pieces in line along the outline are leftover dashe
 end on a container outline goes to the node inside that container nearest to it (within
 ``2.5 th``), else stays on a titled container, else is dropped.
 
-A stroke crossing the outline just where the container's title sits passes under the
-title too: a contact on the outline and one on the title's text, of different pieces, whose
-pieces leave in opposite directions along the line joining them (within 30 degrees) and
-that lie no farther apart than the band, two contact radii and the title's diagonal, are
-one stroke (joined, both contacts dropped), never an edge from the title.
+A stroke crossing the outline right beside a text (the container's title, or an edge label
+set against the outline) passes under the text too: a contact on the outline and one on a
+free text whose box comes within the band plus two contact radii of it, of different
+pieces, whose pieces leave in opposite directions along the line joining them (within 30
+degrees) and that lie no farther apart than that plus the text's diagonal, are one stroke
+(joined, both contacts dropped), never an edge from the text.
 """
 
 from __future__ import annotations
@@ -66,31 +67,28 @@ def bridge_titles(
     parent: dict[int, int],
     bridges: list[tuple[float, float, float, float]],
 ) -> list[Contact]:
-    """Join the pieces of a stroke that crosses a container's outline and then its title
-    (module docstring); ``out_dir`` must be set on both contacts (:func:`bridge_containers`,
+    """Join the pieces of a stroke that crosses a container's outline and then a text right
+    beside the crossing: the container's title, or an edge label set against the outline
+    (module docstring). ``out_dir`` must be set on both contacts (:func:`bridge_containers`,
     and :func:`~sciflow.agents.topology_coder.underpass.bridge_text` for free text)."""
-    title_of: dict[int, int] = {}  # free-text target -> the container it titles
-    for k, n in enumerate(targets):
-        if n.kind != "text" or not n.text_ids:
-            continue
-        for c, m in enumerate(targets):
-            if m.kind == "container" and set(n.text_ids) <= set(m.text_ids):
-                title_of[k] = c
-                break
-    if not title_of:
-        return contacts
-    idx = [i for i, ct in enumerate(contacts) if ct.target in title_of or ct.target in title_of.values()]
+    near = band_w + 2 * r_contact
+    kinds = [n.kind for n in targets]
+    idx = [i for i, ct in enumerate(contacts) if kinds[ct.target] in ("container", "text")]
 
-    def one_obstacle(a: Contact, b: Contact) -> bool:
-        return title_of.get(a.target) == b.target or title_of.get(b.target) == a.target
+    def beside(a: Contact, b: Contact) -> bool:
+        """``a`` on a container's outline, ``b`` on a text whose box comes within ``near`` of ``a``."""
+        if kinds[a.target] != "container" or kinds[b.target] != "text":
+            return False
+        x0, y0, x1, y1 = targets[b.target].bbox
+        return math.hypot(max(x0 - a.x, 0.0, a.x - x1), max(y0 - a.y, 0.0, a.y - y1)) <= near
 
     def under(a: Contact, b: Contact) -> bool:
-        t = targets[a.target if a.target in title_of else b.target].bbox
-        reach = band_w + 2 * r_contact + math.hypot(t[2] - t[0], t[3] - t[1])
+        t = targets[a.target if kinds[a.target] == "text" else b.target].bbox
+        reach = near + math.hypot(t[2] - t[0], t[3] - t[1])
         return math.hypot(a.x - b.x, a.y - b.y) <= reach and continues(a, b)
 
     drop = join_pairs(contacts, idx, under, lambda a, b: find(a.comp) != find(b.comp), find, parent, bridges,
-                      same=one_obstacle)
+                      same=lambda a, b: beside(a, b) or beside(b, a))
     return [ct for i, ct in enumerate(contacts) if i not in drop]
 
 
