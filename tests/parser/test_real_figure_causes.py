@@ -415,20 +415,24 @@ def test_paper_closed_in_by_a_loop_of_arrows_is_no_box(parser, label):
     assert edges_by_label(g) == {("planner", "executor"), ("executor", "planner")}
 
 
-@pytest.mark.skipif(__import__("shutil").which("dot") is None, reason="Graphviz `dot` is not installed")
-def test_a_frame_whose_bottom_a_shallow_arrow_continues_is_still_a_frame(parser, tmp_path):
-    # the EKF reference as `sciflow generate graphviz` draws it: an almost level arrow from
-    # "Predicted Belief" enters the "Correction" cluster at its lower-left corner, so the
-    # cluster's bottom run reaches past the corner where its top run ends. The frame must
-    # still be found; read as a connector, its dashes joined every box it touches
+def parse_reference_drawing(parser, tmp_path, name: str):
+    """The packaged reference ``name`` drawn as `sciflow generate graphviz` draws it, parsed."""
     from pathlib import Path
 
     from sciflow.bench.drawing import render_graph
     from sciflow.format.graph import load_graph
 
     refs = Path(__file__).resolve().parents[2] / "sciflow" / "data" / "sciflow-bench-60"
-    ref = load_graph(refs / "rob_ekf_localization.json")
-    g = parser(str(render_graph(ref, tmp_path / "ekf.png", dpi=144))).graph
+    return parser(str(render_graph(load_graph(refs / f"{name}.json"), tmp_path / f"{name}.png", dpi=144))).graph
+
+
+@pytest.mark.skipif(__import__("shutil").which("dot") is None, reason="Graphviz `dot` is not installed")
+def test_a_frame_whose_bottom_a_shallow_arrow_continues_is_still_a_frame(parser, tmp_path):
+    # the EKF reference as `sciflow generate graphviz` draws it: an almost level arrow from
+    # "Predicted Belief" enters the "Correction" cluster at its lower-left corner, so the
+    # cluster's bottom run reaches past the corner where its top run ends. The frame must
+    # still be found; read as a connector, its dashes joined every box it touches
+    g = parse_reference_drawing(parser, tmp_path, "rob_ekf_localization")
     assert "Correction" in [grp.label for grp in g.groups]
     got = {(a[:8], b[:8]) for a, b in edges_by_label(g)}
     assert ("sensor m", "measurem") in got and ("kalman g", "measurem") in got
@@ -441,14 +445,7 @@ def test_a_frame_side_touched_low_down_by_a_box_outline_keeps_its_own_top(parser
     # "Latent Space" cluster the top outline of "Latent z", continued by an arrow, runs into
     # the cluster's left side below the side's upper end. A run lower down than a side's
     # upper end is no top that side turns into, so the cluster keeps its side and is found
-    from pathlib import Path
-
-    from sciflow.bench.drawing import render_graph
-    from sciflow.format.graph import load_graph
-
-    refs = Path(__file__).resolve().parents[2] / "sciflow" / "data" / "sciflow-bench-60"
-    ref = load_graph(refs / "cv_latent_diffusion.json")
-    g = parser(str(render_graph(ref, tmp_path / "ld.png", dpi=144))).graph
+    g = parse_reference_drawing(parser, tmp_path, "cv_latent_diffusion")
     assert "Latent Space" in [grp.label for grp in g.groups]
     got = {(a[:8], b[:8]) for a, b in edges_by_label(g)}
     assert ("conditio", "cross-at") in got and not any(a == "encoder " and b == "conditio" for a, b in got)
@@ -475,14 +472,7 @@ def test_an_arrow_crossing_a_cluster_beside_a_text_is_one_edge_in_a_graphviz_dra
     # the domain-randomization reference as `sciflow generate graphviz` draws it: the arrow
     # into "Object Position" crosses the "Real World (test)" cluster's outline and then the
     # end of its title; its pieces end on the outline and on the title's text
-    from pathlib import Path
-
-    from sciflow.bench.drawing import render_graph
-    from sciflow.format.graph import load_graph
-
-    refs = Path(__file__).resolve().parents[2] / "sciflow" / "data" / "sciflow-bench-60"
-    ref = load_graph(refs / "rob_domain_randomization.json")
-    g = parser(str(render_graph(ref, tmp_path / "dr.png", dpi=144))).graph
+    g = parse_reference_drawing(parser, tmp_path, "rob_domain_randomization")
     got = {(a[:8], b[:8]) for a, b in edges_by_label(g)}
     assert ("object l", "object p") in got
     assert not any(a.startswith("real wor") for a, _ in got)
