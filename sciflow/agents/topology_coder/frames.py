@@ -58,7 +58,7 @@ def bridge_containers(
     return [ct for i, ct in enumerate(contacts) if i not in drop]
 
 
-def bridge_titles(
+def bridge_beside_text(
     contacts: list[Contact],
     targets: list[GroundedNode],
     band_w: int,

@@ -30,7 +30,7 @@ from sciflow.agents.topology_coder.attach import (
 from sciflow.agents.topology_coder.components import Comp, ink_components, union_find
 from sciflow.agents.topology_coder.dashes import bridge_dashes
 from sciflow.agents.topology_coder.edges import connector_edges, plain_to_operators
-from sciflow.agents.topology_coder.frames import bridge_containers, bridge_titles, retarget_container_ends
+from sciflow.agents.topology_coder.frames import bridge_beside_text, bridge_containers, retarget_container_ends
 from sciflow.agents.topology_coder.heads import (
     arrowhead,
     compare_ends,
@@ -71,7 +71,8 @@ class StrokeTopology:
         # 4: frame dash remnants are no head wings;
         # 5: labels beside a line are no ends, a hidden head is a blob of the stroke's own end;
         # 6: labels along a short line are no ends, lines crossing a text's box stay ink;
-        # 7: a line running along a text must go on past both its ends (a brace's hooked end)
+        # 7: a line running along a text must go on past both its ends (a brace's hooked end);
+        # 8: a stroke crossing a container outline beside a text (title, edge label) passes under it
         return {"backend": "strokes", "version": 8}
 
     def trace(self, d: Diagram) -> None:
@@ -105,7 +106,7 @@ class StrokeTopology:
             contacts, targets, band_w, r_contact, find, parent, bridges, comps, th, self.head
         )
         contacts = bridge_text(contacts, comps, targets, th, self.head, find, parent, bridges, d.text_lines, d.image)
-        contacts = bridge_titles(contacts, targets, band_w, r_contact, find, parent, bridges)
+        contacts = bridge_beside_text(contacts, targets, band_w, r_contact, find, parent, bridges)
         contacts = bridge_grazes(contacts, comps, targets, th, self.head, find, parent, bridges)
         contacts = retarget_container_ends(contacts, targets, th)
         groups: dict[int, list[int]] = {}
