@@ -116,7 +116,8 @@ def test_thick_box_outlines_do_not_read_as_a_second_head(parser):
                                   "sciflow.agents.shape_hunter.opencv_frames", "sciflow.agents.text_filters",
                                   "sciflow.agents.overlay", "sciflow.agents.topology_coder.strokes",
                                   "sciflow.agents.topology_coder.attach", "sciflow.agents.topology_coder.frames",
-                                  "sciflow.agents.shape_hunter.shapes", "sciflow.agents.topology_coder.masks"])
+                                  "sciflow.agents.shape_hunter.shapes", "sciflow.agents.topology_coder.masks",
+                                  "sciflow.agents.topology_coder.components"])
 def test_docstring_examples(name):
     result = doctest.testmod(importlib.import_module(name))
     assert result.attempted > 0 and result.failed == 0
@@ -480,3 +481,56 @@ def test_an_arrow_crossing_a_cluster_beside_a_text_is_one_edge_in_a_graphviz_dra
     # beside its edge label "training": the label is the edge's, not its source
     assert ("synthet", "object l") in {(a[:7], b) for a, b in got}
     assert "training" not in labels(g)
+
+
+@pytest.mark.parametrize("spur", [0.0, 12.0])
+def test_an_arrowheads_wing_is_no_dangling_end_to_follow(spur):
+    # a line into "Sum" whose head leaves a wing (a skeleton spur) pointing back at "Other",
+    # and whose tail stops short of "Input". Followed along its tangent, the wing reaches
+    # "Other"; only the tail is a line end. With spur = 0 (the old rule) every end was followed
+    import numpy as np
+
+    from sciflow.agents.diagram import GroundedNode
+    from sciflow.agents.topology_coder.attach import Contact, extend_dangling, nearest_targets
+    from sciflow.agents.topology_coder.components import Comp, describe
+
+    tmap = np.zeros((70, 120), np.int32)
+    tmap[0:40, 100:120] = 1      # Sum
+    tmap[30:50, 40:60] = 2       # Other
+    tmap[0:20, 0:8] = 3          # Input
+    mask = np.zeros((70, 120), bool)
+    mask[10, 20:98] = True       # the line, its tail at x = 20
+    for k in range(1, 9):        # the wing: from (92, 10) down-left to (84, 18)
+        mask[10 + k, 92 - k] = True
+    c = Comp(1, 0, 0, mask)
+    describe(c)
+    wing = [s for (x, y, _, _), s in zip(c.ends, c.spurs, strict=True) if (x, y) == (84, 18)]
+    assert wing and wing[0] <= 9                      # the wing is a short branch to a junction
+    dist, nearest = nearest_targets(tmap)
+    targets = [GroundedNode(f"n{i}", lab, (0, 0, 1, 1), "rect", 1.0, ())
+               for i, lab in enumerate(["Sum", "Other", "Input"])]
+    by_group = {1: [Contact(1, 0, 97.0, 10.0)]}
+    extend_dangling({1: [1]}, by_group, {1: c}, dist, nearest, targets, 4.0, 40.0, spur)
+    reached = {targets[ct.target].label for ct in by_group[1]}
+    assert reached == ({"Sum", "Input"} if spur else {"Sum", "Input", "Other"})
+
+
+@pytest.mark.skipif(__import__("shutil").which("dot") is None, reason="Graphviz `dot` is not installed")
+def test_a_head_whose_wing_points_at_a_box_beside_the_arrow_adds_no_edge(parser, tmp_path):
+    # the bandgap reference drawn by Graphviz without its arrow "ΔV_BE (PTAT)" -> "Gain K":
+    # the head of "V_BE (CTAT)" -> "Σ" has a wing pointing back at the corner of "ΔV_BE
+    # (PTAT)"; followed as a dangling end, it drew an arrow ΔV_BE -> Σ that is not there
+    import dataclasses
+    from pathlib import Path
+
+    from sciflow.bench.drawing import render_graph
+    from sciflow.format.graph import load_graph
+
+    ref = load_graph(Path(__file__).resolve().parents[2] / "sciflow/data/sciflow-bench-60/ic_bandgap_reference.json")
+    lab = {n.id: n.label for n in ref.nodes}
+    edges = tuple(e for e in ref.edges if (lab[e.source], lab[e.target]) != ("ΔV_BE (PTAT)", "Gain K"))
+    assert len(edges) == len(ref.edges) - 1
+    g = parser(str(render_graph(dataclasses.replace(ref, edges=edges), tmp_path / "bandgap.png", dpi=144))).graph
+    got = edges_by_label(g)
+    assert ("v_be (ctat)", "σ") in got or ("v_be (ctat)", "∑") in got
+    assert not any(a.startswith("δv_be") and b in ("σ", "∑") for a, b in got)

@@ -202,18 +202,22 @@ def extend_dangling(
     targets: list[GroundedNode],
     r: float,
     ext: float,
+    spur: float = 0.0,
 ) -> None:
     """A connector end that stops short of everything (a gap before a free-text input or
     a box) is followed along its tangent for up to ``ext`` (``extend * th``) px; the first
     node candidate reached (not a container, not already an end of this connector) gets a
-    contact there."""
+    contact there. An end whose branch meets a junction within ``spur`` px is no line end:
+    the wing of an arrowhead (or a serif) points back beside the line, and followed on it
+    would reach whatever box lies beside the arrow."""
     h, w = dist.shape
     for g, mem in groups.items():
         cts = by_group.get(g, [])
         have = {c.target for c in cts}
         for m in mem:
-            for ex, ey, dx, dy in comps[m].ends:
-                if dx == 0 and dy == 0:
+            spurs = comps[m].spurs or [math.inf] * len(comps[m].ends)
+            for (ex, ey, dx, dy), sp in zip(comps[m].ends, spurs, strict=True):
+                if (dx == 0 and dy == 0) or sp <= spur:
                     continue
                 if any(math.hypot(c.x - ex, c.y - ey) <= r + 3 for c in cts):
                     continue

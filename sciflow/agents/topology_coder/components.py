@@ -1,9 +1,10 @@
 """Step 2a: connector pieces, the 8-connected ink components of at least 2 px.
 
 Each piece is described by its skeleton: its ends (with the unit tangent leaving each end,
-from the skeleton pixels within 6 px), its stroke width (from the distance transform on the
-skeleton) and its length (skeleton pixels). Pieces of at most 3 px are dots: one end at
-their centre, no tangent.
+from the skeleton pixels within 6 px, and the length of the branch from each end to the
+first junction), its stroke width (from the distance transform on the skeleton) and its
+length (skeleton pixels). Pieces of at most 3 px are dots: one end at their centre, no
+tangent.
 """
 
 from __future__ import annotations
@@ -25,6 +26,8 @@ class Comp:
     y0: int
     mask: np.ndarray  # crop, bool
     ends: list[tuple[float, float, float, float]] = field(default_factory=list)  # x, y, dx, dy
+    # per end: skeleton pixels from it to the first junction (inf: none within 64 px)
+    spurs: list[float] = field(default_factory=list)
     width: float = 1.0
     length: float = 0.0
 
@@ -68,6 +71,7 @@ def describe(c: Comp) -> None:
         c.ends = [(c.x0 + float(cx.mean()), c.y0 + float(cy.mean()), 0.0, 0.0)]
         c.width = float(min(hgt, wid))
         c.length = float(max(hgt, wid))
+        c.spurs = [float("inf")]
         return
     sk = skeleton(m)
     dt = cv2.distanceTransform(np.pad(m, 1).astype(np.uint8), cv2.DIST_L2, 3)[1:-1, 1:-1]
@@ -88,6 +92,46 @@ def describe(c: Comp) -> None:
             dx, dy = float(v[0] / nv), float(v[1] / nv)
         ends.append((c.x0 + ex, c.y0 + ey, dx, dy))
     c.ends = ends
+    c.spurs = [branch_to_junction(sk, ex, ey) for ex, ey in endpoints(sk)]
+
+
+def branch_to_junction(sk: np.ndarray, ex: int, ey: int, limit: int = 64) -> float:
+    """Skeleton pixels walked from the end ``(ex, ey)`` of skeleton ``sk`` to the nearest
+    junction (a pixel with three or more 8-neighbours, as in
+    :func:`~sciflow.agents.topology_coder.reach.reachability`); ``inf`` when its branch
+    meets none (it runs to another end) within ``limit`` px. A short branch to a junction is a spur: an
+    arrowhead's wing, a serif, a stub at a crossing, not the end of a line.
+
+    >>> sk = np.zeros((9, 12), bool)
+    >>> sk[4, 0:12] = True                      # a line ...
+    >>> sk[1:4, 9] = True                       # ... with a 3 px spur up at x = 9
+    >>> branch_to_junction(sk, 9, 1), branch_to_junction(sk, 0, 4), branch_to_junction(sk, 11, 4)
+    (2.0, 8.0, 1.0)
+    >>> branch_to_junction(sk[4:5], 0, 0)       # the line alone: no junction
+    inf
+    """
+    hgt, wid = sk.shape
+
+    def nbrs(x: int, y: int) -> list[tuple[int, int]]:
+        return [
+            (x + i, y + j)
+            for j in (-1, 0, 1)
+            for i in (-1, 0, 1)
+            if (i or j) and 0 <= x + i < wid and 0 <= y + j < hgt and sk[y + j, x + i]
+        ]
+
+    seen = {(ex, ey)}
+    layer = [(ex, ey)]
+    depth = 0
+    while layer and depth < limit:
+        depth += 1
+        nxt = [p for q in layer for p in nbrs(*q) if p not in seen]
+        nxt = list(dict.fromkeys(nxt))
+        if any(len(nbrs(*p)) >= 3 for p in nxt):
+            return float(depth)
+        seen.update(nxt)
+        layer = nxt
+    return float("inf")
 
 
 def union_find(keys: Any) -> tuple[dict[int, int], Callable[[int], int]]:

@@ -72,8 +72,9 @@ class StrokeTopology:
         # 5: labels beside a line are no ends, a hidden head is a blob of the stroke's own end;
         # 6: labels along a short line are no ends, lines crossing a text's box stay ink;
         # 7: a line running along a text must go on past both its ends (a brace's hooked end);
-        # 8: a stroke crossing a container outline beside a text (title, edge label) passes under it
-        return {"backend": "strokes", "version": 8}
+        # 8: a stroke crossing a container outline beside a text (title, edge label) passes under it;
+        # 9: an arrowhead's wing (a spur of the skeleton) is no dangling end to follow
+        return {"backend": "strokes", "version": 9}
 
     def trace(self, d: Diagram) -> None:
         """Fill ``d.strokes`` and ``d.edges``."""
@@ -115,7 +116,9 @@ class StrokeTopology:
         by_group: dict[int, list[Contact]] = {}
         for ct in contacts:
             by_group.setdefault(find(ct.comp), []).append(ct)
-        extend_dangling(groups, by_group, comps, dist, nearest, targets, r_contact, self.extend * th)
+        extend_dangling(
+            groups, by_group, comps, dist, nearest, targets, r_contact, self.extend * th, max(6.0, self.head * th)
+        )
         strokes: list[Stroke] = []
         edges: list[EdgeEvidence] = []
         gid_of_stroke: dict[int, int] = {}
