@@ -534,3 +534,20 @@ def test_a_head_whose_wing_points_at_a_box_beside_the_arrow_adds_no_edge(parser,
     got = edges_by_label(g)
     assert ("v_be (ctat)", "σ") in got or ("v_be (ctat)", "∑") in got
     assert not any(a.startswith("δv_be") and b in ("σ", "∑") for a, b in got)
+
+
+@pytest.mark.parametrize("dy", [10, 12])
+def test_an_arrowheads_wing_pointing_at_another_arrows_tail_joins_no_dashes(parser, dy):
+    # "Accuracy" -> "Controller" arrives on Controller's right side just below where
+    # "Controller" -> "Architecture" leaves it: the upper wing of the head points at that
+    # tail. A wing is a short skeleton spur, no dash end: the two arrows stay apart
+    c = Canvas(900, 200)
+    c.box("Controller", 20, 80, w=200, h=60)
+    c.box("Architecture", 360, 10, w=200)
+    c.box("Accuracy", 680, 110, w=180)
+    c.line([(680, 120), (220, 120)])
+    c.head((220, 120), (680, 120), size=16)
+    c.line([(221, 112 - dy), (360, 45)])
+    c.head((360, 45), (221, 112 - dy), size=16)
+    g = parser(c.array()).graph
+    assert edges_by_label(g) == {("accuracy", "controller"), ("controller", "architecture")}

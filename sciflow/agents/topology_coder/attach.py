@@ -19,7 +19,7 @@ import cv2
 import numpy as np
 
 from sciflow.agents.diagram import GroundedNode
-from sciflow.agents.topology_coder.components import Comp
+from sciflow.agents.topology_coder.components import Comp, line_ends
 
 
 @dataclass
@@ -215,9 +215,8 @@ def extend_dangling(
         cts = by_group.get(g, [])
         have = {c.target for c in cts}
         for m in mem:
-            spurs = comps[m].spurs or [math.inf] * len(comps[m].ends)
-            for (ex, ey, dx, dy), sp in zip(comps[m].ends, spurs, strict=True):
-                if (dx == 0 and dy == 0) or sp <= spur:
+            for ex, ey, dx, dy in line_ends(comps[m], spur):
+                if dx == 0 and dy == 0:
                     continue
                 if any(math.hypot(c.x - ex, c.y - ey) <= r + 3 for c in cts):
                     continue

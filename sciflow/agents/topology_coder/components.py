@@ -134,6 +134,19 @@ def branch_to_junction(sk: np.ndarray, ex: int, ey: int, limit: int = 64) -> flo
     return float("inf")
 
 
+def line_ends(c: Comp, spur: float) -> list[tuple[float, float, float, float]]:
+    """The ends of piece ``c`` whose skeleton branch runs over ``spur`` px before any
+    junction (:attr:`Comp.spurs`): the ends of its lines, not the wings of its heads.
+
+    >>> c = Comp(1, 0, 0, np.zeros((1, 1), bool), ends=[(0, 0, 1, 0), (9, 4, 0, 1)], spurs=[3.0, float("inf")])
+    >>> line_ends(c, 5.0), len(line_ends(c, 2.0))
+    ([(9, 4, 0, 1)], 2)
+    """
+    if not c.spurs:
+        return list(c.ends)
+    return [e for e, s in zip(c.ends, c.spurs, strict=True) if s > spur]
+
+
 def union_find(keys: Any) -> tuple[dict[int, int], Callable[[int], int]]:
     """``(parent, find)`` over ``keys``: pieces joined into one connector share a root;
     ``parent[find(a)] = find(b)`` joins ``a``'s connector to ``b``'s."""

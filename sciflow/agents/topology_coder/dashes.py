@@ -2,7 +2,9 @@
 
 Pieces are joined when (a) a skeleton end's tangent runs into another piece within ``gap``
 (``max(dash_gap_min, dash_gap * th)``) px, or (b) two skeleton ends closer than ``gap`` point
-at each other (within 45 degrees; dots need no tangent). A connector of three or more joined
+at each other (within 45 degrees; dots need no tangent). An end whose skeleton branch meets a
+junction within ``spur`` px (the wing of an arrowhead, a serif) is no dash end: its tangent
+points off the line, often at the start of another arrow beside it. A connector of three or more joined
 pieces is ``dashed`` (pieces at least 2 x stroke width long) or ``dotted``.
 """
 
@@ -14,7 +16,7 @@ from collections.abc import Callable
 import numpy as np
 from scipy.spatial import cKDTree
 
-from sciflow.agents.topology_coder.components import Comp
+from sciflow.agents.topology_coder.components import Comp, line_ends
 
 
 def bridge_dashes(
@@ -24,6 +26,7 @@ def bridge_dashes(
     parent: dict[int, int],
     labels: np.ndarray,
     bridges: list[tuple[float, float, float, float]],
+    spur: float = 0.0,
 ) -> dict[int, str]:
     """Join the pieces of dashed and dotted connectors (and strokes that stop short of their
     arrowhead) in ``parent``, appending each gap bridged to ``bridges``; returns the style
@@ -32,7 +35,7 @@ def bridge_dashes(
     h, w = labels.shape
     # an end whose tangent runs into another piece within the gap (e.g. an arrowhead)
     for c in comps.values():
-        for ex, ey, dx, dy in c.ends:
+        for ex, ey, dx, dy in line_ends(c, spur):
             if dx == 0 and dy == 0:
                 continue
             hit, hx, hy = 0, 0, 0
@@ -53,7 +56,7 @@ def bridge_dashes(
                 bridges.append((ex, ey, float(hx), float(hy)))
     ends = []
     for c in comps.values():
-        for e in c.ends:
+        for e in line_ends(c, spur):
             ends.append((c.idx, *e))
     if len(ends) < 2:
         return {}
@@ -83,3 +86,4 @@ def bridge_dashes(
             ln = float(np.median([comps[m].length for m in mem]))
             out[g] = "dashed" if ln >= 2 * w + 1 else "dotted"
     return {find(g): s for g, s in out.items()}
+

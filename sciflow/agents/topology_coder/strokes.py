@@ -73,7 +73,7 @@ class StrokeTopology:
         # 6: labels along a short line are no ends, lines crossing a text's box stay ink;
         # 7: a line running along a text must go on past both its ends (a brace's hooked end);
         # 8: a stroke crossing a container outline beside a text (title, edge label) passes under it;
-        # 9: an arrowhead's wing (a spur of the skeleton) is no dangling end to follow
+        # 9: an arrowhead's wing (a spur of the skeleton) is no dangling end to follow, nor a dash end
         return {"backend": "strokes", "version": 9}
 
     def trace(self, d: Diagram) -> None:
@@ -101,7 +101,10 @@ class StrokeTopology:
         parent, find = union_find(comps)
         bridges: list[tuple[float, float, float, float]] = []  # gaps joined, for path tracing
         gap = max(self.dash_gap_min, self.dash_gap * th)
-        dashed_groups = bridge_dashes(comps, gap, find, parent, labels, bridges)
+        # half the head window: a branch as short runs from an arrowhead's corner to its middle (a
+        # wing); the stub of line left between a head and a frame crossing it is longer
+        spur = 0.5 * max(6.0, self.head * th)
+        dashed_groups = bridge_dashes(comps, gap, find, parent, labels, bridges, spur)
         band_w = 2 * self.node_pad + 3
         contacts = bridge_containers(
             contacts, targets, band_w, r_contact, find, parent, bridges, comps, th, self.head
@@ -117,7 +120,7 @@ class StrokeTopology:
         for ct in contacts:
             by_group.setdefault(find(ct.comp), []).append(ct)
         extend_dangling(
-            groups, by_group, comps, dist, nearest, targets, r_contact, self.extend * th, max(6.0, self.head * th)
+            groups, by_group, comps, dist, nearest, targets, r_contact, self.extend * th, spur
         )
         strokes: list[Stroke] = []
         edges: list[EdgeEvidence] = []
