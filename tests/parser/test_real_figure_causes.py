@@ -551,3 +551,33 @@ def test_an_arrowheads_wing_pointing_at_another_arrows_tail_joins_no_dashes(pars
     c.head((360, 45), (221, 112 - dy), size=16)
     g = parser(c.array()).graph
     assert edges_by_label(g) == {("accuracy", "controller"), ("controller", "architecture")}
+
+
+def test_a_frame_side_hidden_under_a_label_is_still_a_frame(parser):
+    # the label of the arrow leaving the frame sits on the frame's bottom, on a white
+    # background that hides the dashes under it: the bottom is read as one run across it
+    c = Canvas(760, 380)
+    dashed_rounded_frame(c, (20, 20, 740, 200))
+    c.text("Training", 380, 40, size=16)
+    c.box("Policy", 60, 90, w=150)
+    c.box("Targets", 520, 90, w=150)
+    c.arrow([(210, 115), (520, 115)])
+    c.box("Robot", 400, 290, w=150)
+    c.arrow([(150, 140), (440, 290)])
+    c.d.rectangle((300, 190, 380, 210), fill="white")
+    c.text("deploy", 340, 200, size=15)
+    g = parser(c.array()).graph
+    assert [grp.label for grp in g.groups] == ["Training"]
+    assert labels(g) == {"policy", "targets", "robot"}
+    assert edges_by_label(g) == {("policy", "targets"), ("policy", "robot")}
+
+
+@pytest.mark.skipif(__import__("shutil").which("dot") is None, reason="Graphviz `dot` is not installed")
+def test_a_cluster_whose_bottom_carries_an_edge_label_is_found_in_a_graphviz_drawing(parser, tmp_path):
+    # ANYmal: the label "deploy" is drawn on the bottom of the cluster "3. Training the
+    # control policy". Missed, the cluster's dashes joined every arrow crossing it into one
+    g = parse_reference_drawing(parser, tmp_path, "rob_anymal_actuator_net")
+    assert "3. Training the control policy" in [grp.label for grp in g.groups]
+    got = edges_by_label(g)
+    assert {("actuator network", "joint torques"), ("control policy", "real anymal robot"),
+            ("joint torques", "rigid-body simulator")} <= got

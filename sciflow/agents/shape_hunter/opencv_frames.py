@@ -141,6 +141,37 @@ def _own_corner(
     return all(np.hypot(x - e, top - y) >= own - 1e-9 for y, a, b in runs if y <= top + 2 for e in (a, b))
 
 
+def _joined_under_text(
+    runs: list[tuple[float, float, float]], boxes: list[BBox], horizontal: bool, slack: float
+) -> list[tuple[float, float, float]]:
+    """``runs`` (``(at, a, b)``: ``(y, x0, x1)`` when ``horizontal``, else ``(x, y0, y1)``)
+    with every two in line (``at`` within 2 px) joined where the gap between them lies under
+    one text box of ``boxes`` (its ends within ``slack`` of the box's sides, the line running
+    through the box): the glyphs of a label written on the line hide that part of it.
+
+    >>> _joined_under_text([(50.0, 0.0, 100.0), (51.0, 140.0, 300.0)], [(98, 40, 142, 60)], True, 6.0)
+    [(50.5, 0.0, 300.0)]
+    >>> _joined_under_text([(50.0, 0.0, 100.0), (51.0, 140.0, 300.0)], [(98, 60, 142, 80)], True, 6.0)
+    [(50.0, 0.0, 100.0), (51.0, 140.0, 300.0)]
+    """
+    out: list[tuple[float, float, float]] = []
+    for r in sorted(runs, key=lambda r: (r[1], r[0])):
+        for k, q in enumerate(out):
+            if abs(q[0] - r[0]) > 2 or not q[2] < r[1]:
+                continue
+            for bx0, by0, bx1, by1 in boxes:
+                lo, hi, c0, c1 = (bx0, bx1, by0, by1) if horizontal else (by0, by1, bx0, bx1)
+                if c0 - 2 <= r[0] <= c1 + 2 and lo - slack <= q[2] and r[1] <= hi + slack:
+                    out[k] = ((q[0] + r[0]) / 2, q[1], max(q[2], r[2]))
+                    break
+            else:
+                continue
+            break
+        else:
+            out.append(r)
+    return out
+
+
 def _cut_by(box: BBox, runs: list[tuple[float, float, float]], margin: float) -> bool:
     """Whether a frame's side runs through ``box``: a run (``(y, x0, x1)`` for the top and
     bottom, ``(x, y0, y1)`` for the sides, in that order per frame of 4) lying more than
@@ -241,6 +272,10 @@ class FrameSteps:
         # in line would otherwise frame the gap between them
         H = [r for r in segs(hor, True) if not _on_outline(r, True, shapes)]
         V = [r for r in segs(ver, False) if not _on_outline(r, False, shapes)]
+        # a label set on a frame's side (an edge label where its arrow crosses) hides the side
+        boxes = [t.bbox for t in text_lines]
+        H = _joined_under_text(H, boxes, True, g)
+        V = _joined_under_text(V, boxes, False, g)
         tol = max(6.0, 0.8 * th)
         # a rounded corner starts the top and bottom runs up to its radius inside the sides
         corner = th
