@@ -13,7 +13,10 @@ Backend ``rules`` (default), exact behaviour:
 3. Any other shape with text is a node; its label is all its lines in reading order joined
    by spaces; ``kind`` is the shape kind; confidence = shape confidence x min line confidence.
 4. Each operator symbol is a node of kind ``"operator"`` labelled with the symbol, unless it
-   lies inside a node shape.
+   lies inside a node shape; its outline is the untexted shape that holds nothing but it
+   (:func:`operator_box`: a ``⊕`` typed as a box's label), else its circle. A node shape whose
+   text is one symbol the OCR misread (:func:`~sciflow.agents.text_filters.symbol_reading`,
+   ``⊕`` read as ``④``) around exactly one operator is labelled with the operator's symbol.
 5. Lines not inside a node shape are grouped into labels (Text Spotter grouping rules) and
    become candidate nodes of kind ``"text"`` (labels of more than ``max_words`` words are
    captions or paragraphs and are not candidates): the Topology Coder attaches arrows to them; the
@@ -43,6 +46,7 @@ from sciflow.agents.diagram import (
     GroundedNode,
     GroupEvidence,
     LayoutBox,
+    Operator,
     Shape,
     TextBox,
     bbox_area,
@@ -50,6 +54,7 @@ from sciflow.agents.diagram import (
 )
 from sciflow.agents.layout_evidence import enclosing_node_box
 from sciflow.agents.registry import AGENTS, BackendAgent, Registry
+from sciflow.agents.text_filters import symbol_reading
 from sciflow.agents.text_spotter import group_lines, make_label
 
 log = logging.getLogger(__name__)
@@ -57,9 +62,44 @@ log = logging.getLogger(__name__)
 BACKENDS = Registry("grounder backend")
 
 
+def _inside_box(p: tuple[float, float], box: tuple[float, float, float, float]) -> bool:
+    return box[0] <= p[0] <= box[2] and box[1] <= p[1] <= box[3]
+
+
 def _contains_point(shape: Shape, x: float, y: float) -> bool:
     poly = np.array(shape.polygon, np.float32).reshape(-1, 1, 2)
     return cv2.pointPolygonTest(poly, (float(x), float(y)), False) >= 0
+
+
+def operator_box(op: Operator, shapes: list[Shape], operators: list[Operator], texted: set[int]) -> Shape | None:
+    """The shape that is operator ``op``'s own box: the smallest shape holding its centre
+    that holds no text (``texted``: shapes with text inside, containers), no other shape and
+    no other operator. A symbol such as ``⊕`` typed as a box's label is drawn small inside
+    it; the arrows end on the box, not on the symbol's circle. ``None`` when there is none.
+
+    >>> from sciflow.agents.diagram import Operator, Shape
+    >>> sq = lambda i, b, parent=None: Shape(i, "rect", b, ((b[0], b[1]), (b[2], b[1]), (b[2], b[3]), (b[0], b[3])),
+    ...                                     (255, 255, 255), 0.9, (b[2] - b[0]) * (b[3] - b[1]), parent)
+    >>> op = Operator("⊕", (50.0, 30.0), 7.0, 1.0)
+    >>> operator_box(op, [sq(0, (0, 0, 100, 60))], [op], set()).id
+    0
+    >>> operator_box(op, [sq(0, (0, 0, 100, 60)), sq(1, (70, 10, 90, 50), 0)], [op], set()) is None
+    True
+    >>> operator_box(op, [sq(0, (0, 0, 100, 60))], [op], {0}) is None
+    True
+    """
+    cx, cy = op.center
+    best: Shape | None = None
+    for s in shapes:
+        if s.id in texted or s.kind == "image" or not _contains_point(s, cx, cy):
+            continue
+        if any(o is not op and _contains_point(s, *o.center) for o in operators):
+            continue
+        if any(t.parent == s.id for t in shapes):
+            continue
+        if best is None or s.area < best.area:
+            best = s
+    return best
 
 
 @BACKENDS.register("rules")
@@ -76,7 +116,9 @@ class RuleGrounder:
         self.layout_min_conf = float(self.params.get("layout_min_conf", 0.5))
 
     def fingerprint(self) -> dict[str, Any]:
-        return {"backend": "rules", "version": 2}  # 2: titles reaching above the frame
+        # 2: titles reaching above the frame; 3: an operator in a box of its own takes the box,
+        # a one-symbol misreading around an operator is its symbol
+        return {"backend": "rules", "version": 3}
 
     def _captioned_icons(
         self,
@@ -215,10 +257,14 @@ class RuleGrounder:
             if s.id in lines_in:
                 lab = make_label(0, lines_in[s.id])
                 node_shape_ids.add(s.id)
+                text = lab.text
+                if symbol_reading(text):  # a drawn operator the OCR misread as another glyph
+                    inside = [o for o in diagram.operators if _inside_box(o.center, lab.bbox)]
+                    text = inside[0].symbol if len(inside) == 1 else text
                 nodes.append(
                     GroundedNode(
                         id=f"s{s.id}",
-                        label=lab.text,
+                        label=text,
                         bbox=s.bbox,
                         kind=s.kind,
                         confidence=float(s.confidence * lab.confidence),
@@ -278,14 +324,19 @@ class RuleGrounder:
                 (float(cx + r * np.cos(a)), float(cy + r * np.sin(a)))
                 for a in np.linspace(0, 2 * np.pi, 24, endpoint=False)
             )
+            bbox = op.bbox
+            box = operator_box(op, diagram.shapes, diagram.operators, set(lines_in) | texted_desc)
+            if box is not None:  # the symbol typed in a box of its own: the box is its outline
+                poly, bbox = box.polygon, box.bbox
             nodes.append(
                 GroundedNode(
                     id=f"o{k}",
                     label=op.symbol,
-                    bbox=op.bbox,
+                    bbox=bbox,
                     kind="operator",
                     confidence=float(op.confidence),
                     polygon=poly,
+                    shape_id=box.id if box is not None else None,
                 )
             )
         for lb in labels:

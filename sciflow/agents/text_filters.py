@@ -148,3 +148,16 @@ def enclosed(image: np.ndarray, bbox: BBox, thr: int = 60, reach: float = 2.0) -
         return False
     a, b, c, d = gaps  # type: ignore[misc]
     return max(a, b) <= 3 * min(a, b) + 3 and max(c, d) <= 3 * min(c, d) + 3
+
+
+def symbol_reading(text: str) -> bool:
+    """Whether an OCR reading may be a drawn operator symbol misread: one character that is
+    not an ASCII letter or digit. The recogniser's dictionary has no ``⊕`` or ``⊗`` and
+    reads them as the nearest glyph it knows (``④``, ``田``, ``+``); a letter stays a letter.
+
+    >>> [symbol_reading(t) for t in ("④", " ⊕ ", "+", "x", "7", "W1", "θ")]
+    [True, True, True, False, False, False, True]
+    """
+    t = text.strip()
+    return len(t) == 1 and not (t.isascii() and t.isalnum())
+

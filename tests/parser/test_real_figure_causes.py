@@ -117,7 +117,8 @@ def test_thick_box_outlines_do_not_read_as_a_second_head(parser):
                                   "sciflow.agents.overlay", "sciflow.agents.topology_coder.strokes",
                                   "sciflow.agents.topology_coder.attach", "sciflow.agents.topology_coder.frames",
                                   "sciflow.agents.shape_hunter.shapes", "sciflow.agents.topology_coder.masks",
-                                  "sciflow.agents.topology_coder.components"])
+                                  "sciflow.agents.topology_coder.components", "sciflow.agents.grounder",
+                                  "sciflow.agents.shape_hunter.operators"])
 def test_docstring_examples(name):
     result = doctest.testmod(importlib.import_module(name))
     assert result.attempted > 0 and result.failed == 0
@@ -581,3 +582,22 @@ def test_a_cluster_whose_bottom_carries_an_edge_label_is_found_in_a_graphviz_dra
     got = edges_by_label(g)
     assert {("actuator network", "joint torques"), ("control policy", "real anymal robot"),
             ("joint torques", "rigid-body simulator")} <= got
+
+
+@pytest.mark.parametrize("size", [19, 20])
+def test_an_operator_typed_as_a_boxs_label_is_that_box(parser, size):
+    # "⊕" written as the label of a box: at 20 px the OCR reads nothing there, at 19 px it
+    # reads "④" (its dictionary has no ⊕). The operator is found by its drawing, names the
+    # box, and the arrows ending on the box are its edges
+    c = Canvas(700, 260)
+    c.box("Features", 20, 30, w=170)
+    c.box("Encoding", 20, 170, w=170)
+    c.box("plus", 300, 100, w=110, h=56, label=" ")
+    c.d.text((355, 128), "⊕", font=font(size), fill="black", anchor="mm")
+    c.box("Encoder", 500, 100, w=170)
+    c.arrow([(190, 55), (300, 118)])
+    c.arrow([(190, 195), (300, 140)])
+    c.arrow([(410, 128), (500, 128)])
+    g = parser(c.array()).graph
+    assert labels(g) == {"features", "encoding", "⊕", "encoder"}
+    assert edges_by_label(g) == {("features", "⊕"), ("encoding", "⊕"), ("⊕", "encoder")}

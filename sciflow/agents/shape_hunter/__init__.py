@@ -57,7 +57,9 @@ Backends (``[parser.shape_hunter] backend``), registered in :data:`BACKENDS`:
      and text; see :meth:`OpenCVShapes._add_blobs`.
   7. Operators: Hough circles of radius ``operator_radius`` (fractions of the text height),
      accepted when ink covers at least 75 % of the circumference; ink on both the horizontal
-     and vertical diameters gives ``⊕``, on both diagonals ``⊗``.
+     and vertical diameters with empty quadrants (:func:`~.operators.quadrant_ink` at most
+     15 %) gives ``⊕``, on both diagonals ``⊗``. A circle inside an OCR line box is a letter,
+     unless the line is one symbol the OCR misread (``④`` for ``⊕``).
 
 * ``sam``: Segment Anything masks (optional; needs ``segment_anything`` and a ``checkpoint``,
   a segment-anything ``.pth`` state dict; ``[parser.shape_hunter.sam]``, every key checked):
@@ -129,6 +131,7 @@ from sciflow.agents.shape_hunter.sam_model import (
     load_sam,
 )
 from sciflow.agents.shape_hunter.shapes import _cap_above, _classify, _cylinder_sag, _diamond_tips, _running_median5
+from sciflow.agents.text_filters import symbol_reading
 
 # the names this module held before it became a package (private ones included: tests use them)
 __all__ = [
@@ -189,8 +192,15 @@ class ShapeHunter(BackendAgent):
         diagram.shapes = self.backend.find(diagram.image, boxes)
         if self.find_operators:
             ops = find_operators(diagram.image, diagram.text_height(), self.params)
-            # an operator must not be a letter: drop circles inside OCR line boxes
-            ops = [o for o in ops if not any(_inside_frac(o.bbox, t.bbox) > 0.5 for t in diagram.text_lines)]
+            # an operator must not be a letter: drop circles inside OCR line boxes, unless the
+            # line is one symbol the OCR could not read as it is (a ``⊕`` read as ``④``)
+            ops = [
+                o
+                for o in ops
+                if not any(
+                    _inside_frac(o.bbox, t.bbox) > 0.5 and not symbol_reading(t.text) for t in diagram.text_lines
+                )
+            ]
             diagram.operators = ops
         diagram.evidence["shape_hunter"] = {
             "shapes": [(s.id, s.kind, s.bbox, s.parent) for s in diagram.shapes],

@@ -59,12 +59,12 @@ def find_operators(image: np.ndarray, text_height: float, params: Mapping[str, A
         d = s / np.sqrt(2)
         dia1 = ink_at(cx + d, cy + d).mean()
         dia2 = ink_at(cx + d, cy - d).mean()
-        # the quadrants must be mostly empty (not a filled disc or a letter)
-        q = np.array([0.5 * rr])
-        quad = np.mean(
-            [ink_at(cx + q * a, cy + q * b)[0] for a, b in ((0.7, 0.7), (-0.7, 0.7), (0.7, -0.7), (-0.7, -0.7))]
-        )
-        if hor > 0.85 and ver > 0.85 and quad <= 0.25:
+        # the quadrants must be empty (not a filled disc, a letter or a pattern of marks): of
+        # the disc 0.7 r across, away from the two arms (a band of max(2, 0.2 r) px each side),
+        # at most 15 % is ink, read on the ink itself (a small glyph's anti-aliased bars and
+        # ring come within a pixel of its quadrants)
+        quad = quadrant_ink(ink, cx, cy, rr)
+        if hor > 0.85 and ver > 0.85 and quad <= 0.15:
             sym = "⊕"
         elif dia1 > 0.85 and dia2 > 0.85 and hor < 0.6:
             sym = "⊗"
@@ -72,3 +72,27 @@ def find_operators(image: np.ndarray, text_height: float, params: Mapping[str, A
             continue
         out.append(Operator(sym, (float(cx), float(cy)), float(rr), float(best)))
     return out
+
+
+def quadrant_ink(ink: np.ndarray, cx: float, cy: float, r: float) -> float:
+    """The share of ink in the disc of radius ``0.7 r`` around ``(cx, cy)`` outside the bands
+    ``max(2, 0.2 r)`` px either side of its horizontal and vertical diameters: 0 for a
+    circled plus, near 1 for a filled disc.
+
+    >>> m = np.zeros((40, 40), bool)
+    >>> m[19:21, 5:35] = m[5:35, 19:21] = True             # the arms of a plus
+    >>> quadrant_ink(m, 19.5, 19.5, 14.0)
+    0.0
+    >>> m[8:31, 8:31] = True                                # a filled square
+    >>> quadrant_ink(m, 19.5, 19.5, 14.0) > 0.9
+    True
+    """
+    h, w = ink.shape
+    rad, band = 0.7 * r, max(2.0, 0.2 * r)
+    x0, x1 = max(0, int(cx - rad)), min(w, int(cx + rad) + 2)
+    y0, y1 = max(0, int(cy - rad)), min(h, int(cy + rad) + 2)
+    yy, xx = np.mgrid[y0:y1, x0:x1]
+    dx, dy = xx - cx, yy - cy
+    sel = (dx**2 + dy**2 <= rad**2) & (np.abs(dx) > band) & (np.abs(dy) > band)
+    return float(ink[y0:y1, x0:x1][sel].mean()) if sel.any() else 1.0
+
