@@ -601,3 +601,25 @@ def test_an_operator_typed_as_a_boxs_label_is_that_box(parser, size):
     g = parser(c.array()).graph
     assert labels(g) == {"features", "encoding", "⊕", "encoder"}
     assert edges_by_label(g) == {("features", "⊕"), ("encoding", "⊕"), ("⊕", "encoder")}
+
+
+def test_a_dash_pointing_into_a_label_the_line_passes_under_is_no_end(parser):
+    # a dashed arrow passes under its label "update C": the line is bridged through the
+    # label, and the end of the dash beside it, pointing into the label, is no dangling end
+    c = Canvas(760, 200)
+    c.box("Loss", 580, 120, w=150)
+    c.box("Critic", 30, 20, w=150)
+    c.line([(640, 120), (560, 60), (180, 45)], dashed=True)
+    c.head((180, 45), (560, 60))
+    c.text("update C", 400, 47, size=15)
+    g = parser(c.array()).graph
+    assert labels(g) == {"loss", "critic"}
+    assert edges_by_label(g) == {("loss", "critic")}
+
+
+@pytest.mark.skipif(__import__("shutil").which("dot") is None, reason="Graphviz `dot` is not installed")
+def test_a_dashed_edge_under_its_label_is_one_edge_in_a_graphviz_drawing(parser, tmp_path):
+    # GAN: the dashed "update D" arrow from "Adversarial Loss" passes under its label
+    g = parse_reference_drawing(parser, tmp_path, "ml_gan")
+    assert "update d" not in labels(g)
+    assert ("adversarial loss", "discriminator d") in edges_by_label(g)

@@ -203,17 +203,20 @@ def extend_dangling(
     r: float,
     ext: float,
     spur: float = 0.0,
+    passed: dict[int, set[int]] | None = None,
 ) -> None:
     """A connector end that stops short of everything (a gap before a free-text input or
     a box) is followed along its tangent for up to ``ext`` (``extend * th``) px; the first
     node candidate reached (not a container, not already an end of this connector) gets a
     contact there. An end whose branch meets a junction within ``spur`` px is no line end:
     the wing of an arrowhead (or a serif) points back beside the line, and followed on it
-    would reach whatever box lies beside the arrow."""
+    would reach whatever box lies beside the arrow. Nor is a target in ``passed`` (per
+    connector root: the texts and frames it was bridged through) reached: the end of a dash
+    beside a label the line passes under points into that label."""
     h, w = dist.shape
     for g, mem in groups.items():
         cts = by_group.get(g, [])
-        have = {c.target for c in cts}
+        have = {c.target for c in cts} | (passed or {}).get(g, set())
         for m in mem:
             for ex, ey, dx, dy in line_ends(comps[m], spur):
                 if dx == 0 and dy == 0:

@@ -73,7 +73,8 @@ class StrokeTopology:
         # 6: labels along a short line are no ends, lines crossing a text's box stay ink;
         # 7: a line running along a text must go on past both its ends (a brace's hooked end);
         # 8: a stroke crossing a container outline beside a text (title, edge label) passes under it;
-        # 9: an arrowhead's wing (a spur of the skeleton) is no dangling end to follow, nor a dash end
+        # 9: an arrowhead's wing (a spur of the skeleton) is no dangling end to follow, nor a dash end;
+        # a dangling end is not followed into a text or frame its connector passes under
         return {"backend": "strokes", "version": 9}
 
     def trace(self, d: Diagram) -> None:
@@ -106,6 +107,7 @@ class StrokeTopology:
         spur = 0.5 * max(6.0, self.head * th)
         dashed_groups = bridge_dashes(comps, gap, find, parent, labels, bridges, spur)
         band_w = 2 * self.node_pad + 3
+        found = {(ct.comp, ct.target) for ct in contacts}
         contacts = bridge_containers(
             contacts, targets, band_w, r_contact, find, parent, bridges, comps, th, self.head
         )
@@ -119,8 +121,13 @@ class StrokeTopology:
         by_group: dict[int, list[Contact]] = {}
         for ct in contacts:
             by_group.setdefault(find(ct.comp), []).append(ct)
+        # the texts and frames a connector was bridged through are no ends of it
+        passed: dict[int, set[int]] = {}
+        for comp, t in found - {(ct.comp, ct.target) for ct in contacts}:
+            if targets[t].kind in ("text", "container"):  # not a box's corner it grazed
+                passed.setdefault(find(comp), set()).add(t)
         extend_dangling(
-            groups, by_group, comps, dist, nearest, targets, r_contact, self.extend * th, spur
+            groups, by_group, comps, dist, nearest, targets, r_contact, self.extend * th, spur, passed
         )
         strokes: list[Stroke] = []
         edges: list[EdgeEvidence] = []
