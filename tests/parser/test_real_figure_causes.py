@@ -623,3 +623,16 @@ def test_a_dashed_edge_under_its_label_is_one_edge_in_a_graphviz_drawing(parser,
     g = parse_reference_drawing(parser, tmp_path, "ml_gan")
     assert "update d" not in labels(g)
     assert ("adversarial loss", "discriminator d") in edges_by_label(g)
+
+
+@pytest.mark.skipif(__import__("shutil").which("dot") is None, reason="Graphviz `dot` is not installed")
+def test_paper_between_two_arrows_leaving_one_box_is_no_cylinder_in_a_graphviz_drawing(parser, tmp_path):
+    # Switch Transformer: the arrows from "Token Embedding x" to "Add + Normalize 1" and to
+    # "Self-Attention", with the arrow between those two, close in a patch of paper holding the
+    # label "residual" against its rim; its top sags between the two arrows, which read as a
+    # cylinder's cap. Paper with only a connector's label at its rim is no shape
+    g = parse_reference_drawing(parser, tmp_path, "nlp_switch_transformer")
+    assert "residual" not in labels(g)
+    got = edges_by_label(g)
+    assert {("token embedding x", "add + normalize 1"), ("token embedding x", "self-attention"),
+            ("self-attention", "add + normalize 1")} <= got

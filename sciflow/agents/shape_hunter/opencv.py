@@ -47,8 +47,9 @@ class OpenCVShapes(FrameSteps, RegionSteps, ShapeBackend):
         # 5: four-sided kinds fit side by side, paper-coloured irregular regions are no shapes;
         # 6: frame runs continued past a corner are cut back, a side's top lies above its upper end;
         # 7: a frame side's runs are joined under a label written on it; 8: (the agent's operator
-        # step) a circled plus's quadrants are read as an area on the ink, small glyphs kept
-        return {"backend": "opencv", "opencv": cv2.__version__, "version": 8}
+        # step) a circled plus's quadrants are read as an area on the ink, small glyphs kept;
+        # 9: paper read as a cylinder only from a sagging top is paper too when its text hugs its rim
+        return {"backend": "opencv", "opencv": cv2.__version__, "version": 9}
 
     def barriers(self, image: np.ndarray) -> np.ndarray:
         edges = np.zeros(image.shape[:2], np.uint8)

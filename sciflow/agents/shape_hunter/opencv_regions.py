@@ -205,6 +205,7 @@ class RegionSteps:
                 ba, bb = cands[a]["box"], cands[b]["box"]
                 wa, ha = ba[2] - ba[0], ba[3] - ba[1]
                 cap = wa >= 0.8 * (x1 - x0) and ha < 0.4 * (y1 - y0) and bb[1] >= ba[1] + 0.5 * ha
+            cap_found = cap  # a cap region of its own, merged with the body
             arc = _cap_above(m, X0, Y0, image, color, [t.bbox for t in text_lines or ()])
             sag = 0.0 if arc is not None else _cylinder_sag(m)
             if arc is not None:  # a cylinder body: cover the cap's upper arc
@@ -218,7 +219,10 @@ class RegionSteps:
                 cnt = cv2.convexHull(np.concatenate([cnt, up]))
             cnt = cnt + np.array([[[X0, Y0]]])
             kind, conf = _classify(cnt, area, cap)
-            if is_bg and kind in ("polygon", "region") and self._labels_at_rim(pieces, X0, Y0, text_lines or []):
+            # a cylinder read only from a sagging top (no cap of its own above it) may be paper
+            # between two arrows leaving one box, closed below by the box they meet
+            loose = kind in ("polygon", "region") or (kind == "cylinder" and arc is None and not cap_found)
+            if is_bg and loose and self._labels_at_rim(pieces, X0, Y0, text_lines or []):
                 # paper-coloured, no shape's outline, and no text or only text hugging its rim:
                 # paper closed in by connectors and the boxes they join, holding at most the
                 # label of one of those connectors (a speech bubble's text sits well inside it)
