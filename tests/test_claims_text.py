@@ -194,6 +194,31 @@ def test_generation_is_deterministic_by_seed():
     assert a != [c.to_dict() for c in generate_claims(REF, seed=4)]
 
 
+def test_generation_is_the_same_in_every_process():
+    # string hashing is salted per process: a claim set drawn while iterating a set of node
+    # ids changed from one run to the next (the benchmark's claims differed between runs)
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    refs = Path(__file__).resolve().parents[1] / "sciflow" / "data" / "sciflow-bench-60"
+    code = (
+        "import hashlib, json, sys; from pathlib import Path; "
+        "from sciflow.claims.generate import generate_claims; from sciflow.format.graph import load_graph; "
+        "h = hashlib.sha256(); "
+        "[h.update(json.dumps(c.to_dict(), sort_keys=True).encode()) "
+        f" for p in sorted(Path({str(refs)!r}).glob('*.json')) for c in generate_claims(load_graph(p), seed=0)]; "
+        "print(h.hexdigest())"
+    )
+    digests = {
+        subprocess.run([sys.executable, "-c", code], env={**os.environ, "PYTHONHASHSEED": s},
+                       capture_output=True, text=True, check=True).stdout.strip()
+        for s in ("1", "2", "3")
+    }
+    assert len(digests) == 1
+
+
 def test_false_claims_use_the_documented_methods():
     methods = Counter(c.meta["method"] for s in range(6) for c in generate_claims(REF, seed=s) if c.label == "refuted")
     assert {"reverse", "reroute", "swap", "invent", "negate"} <= set(methods)

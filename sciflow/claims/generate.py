@@ -206,7 +206,7 @@ def _direct(x: _Ctx, true: bool) -> dict[str, Any] | None:
         e = x.pick([(u, v) for u, v in edges if not x.g.has_edge(v, u)])
         return e and {"type": "direct", "source": L[e[1]], "target": L[e[0]], "meta": {"method": method}}
     if method == "reroute":
-        p = x.pick([(u, v) for u in x.ok for v in x.desc[u] if v in x.ok and v != u and not x.g.has_edge(u, v)])
+        p = x.pick([(u, v) for u in x.ok for v in sorted(x.desc[u]) if v in x.ok and v != u and not x.g.has_edge(u, v)])
         return p and {"type": "direct", "source": L[p[0]], "target": L[p[1]], "meta": {"method": method}}
     if method == "invent":
         e, name = x.pick(edges), x.invent()
