@@ -636,3 +636,16 @@ def test_paper_between_two_arrows_leaving_one_box_is_no_cylinder_in_a_graphviz_d
     got = edges_by_label(g)
     assert {("token embedding x", "add + normalize 1"), ("token embedding x", "self-attention"),
             ("self-attention", "add + normalize 1")} <= got
+
+
+def test_a_small_circled_plus_loose_on_the_page_is_no_operator(parser):
+    # a circle under 0.35 text heights is an operator only inside a shape holding no other
+    # text; loose on the page one that small is a letter the OCR did not read
+    c = Canvas(700, 200)
+    c.box("Encoder", 20, 70, w=170)
+    c.box("Decoder", 500, 70, w=170)
+    c.arrow([(190, 95), (500, 95)])
+    c.d.text((345, 160), "⊕", font=font(20), fill="black", anchor="mm")
+    g = parser(c.array()).graph
+    assert labels(g) == {"encoder", "decoder"}
+    assert edges_by_label(g) == {("encoder", "decoder")}

@@ -59,7 +59,9 @@ Backends (``[parser.shape_hunter] backend``), registered in :data:`BACKENDS`:
      accepted when ink covers at least 75 % of the circumference; ink on both the horizontal
      and vertical diameters with empty quadrants (:func:`~.operators.quadrant_ink` at most
      15 %) gives ``⊕``, on both diagonals ``⊗``. A circle inside an OCR line box is a letter,
-     unless the line is one symbol the OCR misread (``④`` for ``⊕``).
+     unless the line is one symbol the OCR misread (``④`` for ``⊕``); one under
+     ``operator_loose_min`` text heights is an operator only inside a shape holding no other
+     text (a symbol typed as a box's label).
 
 * ``sam``: Segment Anything masks (optional; needs ``segment_anything`` and a ``checkpoint``,
   a segment-anything ``.pth`` state dict; ``[parser.shape_hunter.sam]``, every key checked):
@@ -105,7 +107,7 @@ from typing import Any
 import cv2
 import numpy as np
 
-from sciflow.agents.diagram import Diagram, TextBox
+from sciflow.agents.diagram import Diagram, Operator, Shape, TextBox
 from sciflow.agents.overlay import BLACK, PALETTE, RED, text
 from sciflow.agents.registry import AGENTS, BackendAgent
 from sciflow.agents.shape_hunter.base import BACKENDS, ShapeBackend, assign_parents
@@ -201,6 +203,11 @@ class ShapeHunter(BackendAgent):
                     _inside_frac(o.bbox, t.bbox) > 0.5 and not symbol_reading(t.text) for t in diagram.text_lines
                 )
             ]
+            # a circle under ``operator_loose_min`` text heights is an operator only inside a
+            # shape that holds no other text (a symbol typed as a box's label); loose on the
+            # page, a circle that small is a letter of text the OCR did not read
+            small = float(self.params.get("operator_loose_min", 0.35)) * diagram.text_height()
+            ops = [o for o in ops if o.radius >= small or _in_own_box(o, diagram.shapes, diagram.text_lines)]
             diagram.operators = ops
         diagram.evidence["shape_hunter"] = {
             "shapes": [(s.id, s.kind, s.bbox, s.parent) for s in diagram.shapes],
@@ -216,3 +223,18 @@ class ShapeHunter(BackendAgent):
             text(canvas, s.kind, s.bbox[0], s.bbox[1] - 2, BLACK)
         for o in diagram.operators:
             cv2.circle(canvas, (int(o.center[0]), int(o.center[1])), int(o.radius), RED, 2)
+
+
+def _in_own_box(op: Operator, shapes: list[Shape], text_lines: list[TextBox]) -> bool:
+    """Whether operator ``op`` lies inside a shape whose only text lines are symbol
+    readings (:func:`~sciflow.agents.text_filters.symbol_reading`) or none."""
+    cx, cy = op.center
+    for sh in shapes:
+        x0, y0, x1, y1 = sh.bbox
+        if sh.kind == "image" or not (x0 < cx < x1 and y0 < cy < y1):
+            continue
+        inside = [t for t in text_lines if _inside_frac(t.bbox, sh.bbox) > 0.5]
+        if all(symbol_reading(t.text) for t in inside):
+            return True
+    return False
+

@@ -48,8 +48,9 @@ class OpenCVShapes(FrameSteps, RegionSteps, ShapeBackend):
         # 6: frame runs continued past a corner are cut back, a side's top lies above its upper end;
         # 7: a frame side's runs are joined under a label written on it; 8: (the agent's operator
         # step) a circled plus's quadrants are read as an area on the ink, small glyphs kept;
-        # 9: paper read as a cylinder only from a sagging top is paper too when its text hugs its rim
-        return {"backend": "opencv", "opencv": cv2.__version__, "version": 9}
+        # 9: paper read as a cylinder only from a sagging top is paper too when its text hugs its rim;
+        # 10: (the agent's operator step) a small circle is an operator only inside its own box
+        return {"backend": "opencv", "opencv": cv2.__version__, "version": 10}
 
     def barriers(self, image: np.ndarray) -> np.ndarray:
         edges = np.zeros(image.shape[:2], np.uint8)
