@@ -160,4 +160,3 @@ def symbol_reading(text: str) -> bool:
     """
     t = text.strip()
     return len(t) == 1 and not (t.isascii() and t.isalnum())
-

@@ -237,4 +237,3 @@ def _in_own_box(op: Operator, shapes: list[Shape], text_lines: list[TextBox]) ->
         if all(symbol_reading(t.text) for t in inside):
             return True
     return False
-

@@ -95,4 +95,3 @@ def quadrant_ink(ink: np.ndarray, cx: float, cy: float, r: float) -> float:
     dx, dy = xx - cx, yy - cy
     sel = (dx**2 + dy**2 <= rad**2) & (np.abs(dx) > band) & (np.abs(dy) > band)
     return float(ink[y0:y1, x0:x1][sel].mean()) if sel.any() else 1.0
-

@@ -38,12 +38,20 @@ def skeleton(mask: np.ndarray) -> np.ndarray:
     return skeletonize(mask)
 
 
+def _neighbours_and_self(skel: np.ndarray) -> np.ndarray:
+    """Per pixel, the skeleton pixels in its 3 x 3 neighbourhood (itself included)."""
+    return cv2.filter2D(skel.astype(np.uint8), -1, np.ones((3, 3), np.uint8), borderType=cv2.BORDER_CONSTANT)
+
+
 def endpoints(skel: np.ndarray) -> list[tuple[int, int]]:
     """Skeleton pixels with exactly one 8-neighbour."""
-    k = np.ones((3, 3), np.uint8)
-    nb = cv2.filter2D(skel.astype(np.uint8), -1, k, borderType=cv2.BORDER_CONSTANT)
-    ys, xs = np.nonzero(skel & (nb == 2))
+    ys, xs = np.nonzero(skel & (_neighbours_and_self(skel) == 2))
     return list(zip(xs.tolist(), ys.tolist(), strict=True))
+
+
+def junction_pixels(skel: np.ndarray) -> np.ndarray:
+    """Skeleton pixels with three or more 8-neighbours (bool): where branches meet."""
+    return skel.astype(bool) & (_neighbours_and_self(skel) >= 4)
 
 
 def ink_components(ink: np.ndarray) -> tuple[np.ndarray, dict[int, Comp]]:
@@ -92,15 +100,19 @@ def describe(c: Comp) -> None:
             dx, dy = float(v[0] / nv), float(v[1] / nv)
         ends.append((c.x0 + ex, c.y0 + ey, dx, dy))
     c.ends = ends
-    c.spurs = [branch_to_junction(sk, ex, ey) for ex, ey in endpoints(sk)]
+    junc = junction_pixels(sk)
+    c.spurs = [branch_to_junction(sk, ex - c.x0, ey - c.y0, junctions=junc) for ex, ey, _, _ in ends]
 
 
-def branch_to_junction(sk: np.ndarray, ex: int, ey: int, limit: int = 64) -> float:
+def branch_to_junction(
+    sk: np.ndarray, ex: float, ey: float, limit: int = 64, junctions: np.ndarray | None = None
+) -> float:
     """Skeleton pixels walked from the end ``(ex, ey)`` of skeleton ``sk`` to the nearest
-    junction (a pixel with three or more 8-neighbours, as in
-    :func:`~sciflow.agents.topology_coder.reach.reachability`); ``inf`` when its branch
-    meets none (it runs to another end) within ``limit`` px. A short branch to a junction is a spur: an
-    arrowhead's wing, a serif, a stub at a crossing, not the end of a line.
+    junction (:func:`junction_pixels`, also those of
+    :func:`~sciflow.agents.topology_coder.reach.reachability`; pass ``junctions`` when
+    already computed); ``inf`` when its branch meets none (it runs to another end) within
+    ``limit`` px. A short branch to a junction is a spur: an arrowhead's wing, a serif, a stub
+    at a crossing, not the end of a line.
 
     >>> sk = np.zeros((9, 12), bool)
     >>> sk[4, 0:12] = True                      # a line ...
@@ -111,6 +123,7 @@ def branch_to_junction(sk: np.ndarray, ex: int, ey: int, limit: int = 64) -> flo
     inf
     """
     hgt, wid = sk.shape
+    junc = junction_pixels(sk) if junctions is None else junctions
 
     def nbrs(x: int, y: int) -> list[tuple[int, int]]:
         return [
@@ -120,14 +133,14 @@ def branch_to_junction(sk: np.ndarray, ex: int, ey: int, limit: int = 64) -> flo
             if (i or j) and 0 <= x + i < wid and 0 <= y + j < hgt and sk[y + j, x + i]
         ]
 
-    seen = {(ex, ey)}
-    layer = [(ex, ey)]
+    start = (int(round(ex)), int(round(ey)))
+    seen = {start}
+    layer = [start]
     depth = 0
     while layer and depth < limit:
         depth += 1
-        nxt = [p for q in layer for p in nbrs(*q) if p not in seen]
-        nxt = list(dict.fromkeys(nxt))
-        if any(len(nbrs(*p)) >= 3 for p in nxt):
+        nxt = list(dict.fromkeys(p for q in layer for p in nbrs(*q) if p not in seen))
+        if any(junc[y, x] for x, y in nxt):
             return float(depth)
         seen.update(nxt)
         layer = nxt

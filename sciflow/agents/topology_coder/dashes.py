@@ -86,4 +86,3 @@ def bridge_dashes(
             ln = float(np.median([comps[m].length for m in mem]))
             out[g] = "dashed" if ln >= 2 * w + 1 else "dotted"
     return {find(g): s for g, s in out.items()}
-

@@ -14,7 +14,7 @@ import numpy as np
 from scipy.spatial import cKDTree
 
 from sciflow.agents.topology_coder.attach import Contact
-from sciflow.agents.topology_coder.components import Comp, skeleton
+from sciflow.agents.topology_coder.components import Comp, junction_pixels, skeleton
 
 
 def reachability(
@@ -52,8 +52,7 @@ def reachability(
     sk = skeleton(m.astype(bool))
     if not sk.any():
         return None
-    nb = cv2.filter2D(sk.astype(np.uint8), -1, np.ones((3, 3), np.uint8), borderType=cv2.BORDER_CONSTANT)
-    junc = (sk & (nb >= 4)).astype(np.uint8)
+    junc = junction_pixels(sk).astype(np.uint8)
     rj = int(round(1.5 * width + 1))
     jreg = cv2.dilate(junc, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (2 * rj + 1, 2 * rj + 1)))
     nj, jlab = cv2.connectedComponents(jreg, connectivity=8)
