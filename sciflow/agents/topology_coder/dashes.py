@@ -2,7 +2,9 @@
 
 Pieces are joined when (a) a skeleton end's tangent runs into another piece within ``gap``
 (``max(dash_gap_min, dash_gap * th)``) px, or (b) two skeleton ends closer than ``gap`` point
-at each other (within 45 degrees; dots need no tangent). An end whose skeleton branch meets a
+at each other (within 45 degrees; dots need no tangent), or (c) the last piece of a run of
+dots or short dashes meets another piece within ``gap`` px along the run's own direction
+(the arrowhead at the end of a dotted line). An end whose skeleton branch meets a
 junction within ``spur`` px (the wing of an arrowhead, a serif) is no dash end: its tangent
 points off the line, often at the start of another arrow beside it. A connector of three or more joined
 pieces is ``dashed`` (pieces at least 2 x stroke width long) or ``dotted``.
@@ -32,27 +34,16 @@ def bridge_dashes(
     arrowhead) in ``parent``, appending each gap bridged to ``bridges``; returns the style
     (``dashed`` / ``dotted``) of every connector root of three or more joined pieces."""
     joined: set[int] = set()
-    h, w = labels.shape
-    # an end whose tangent runs into another piece within the gap (e.g. an arrowhead)
+    # (a) an end whose tangent runs into another piece within the gap (e.g. an arrowhead)
     for c in comps.values():
         for ex, ey, dx, dy in line_ends(c, spur):
             if dx == 0 and dy == 0:
                 continue
-            hit, hx, hy = 0, 0, 0
-            for t in np.arange(1.0, gap + 0.5, 1.0):
-                for lat in (0.0, -1.0, 1.0):
-                    px = int(round(ex + dx * t - dy * lat))
-                    py = int(round(ey + dy * t + dx * lat))
-                    if 0 <= px < w and 0 <= py < h:
-                        j = int(labels[py, px])
-                        if j and j != c.idx and j in comps:
-                            hit, hx, hy = j, px, py
-                            break
-                if hit:
-                    break
-            if hit:
-                parent[find(c.idx)] = find(hit)
-                joined.update((c.idx, hit))
+            hit = ray_hit(labels, comps, ex, ey, dx, dy, gap, lambda j, c=c: j == c.idx)
+            if hit is not None:
+                j, hx, hy = hit
+                parent[find(c.idx)] = find(j)
+                joined.update((c.idx, j))
                 bridges.append((ex, ey, float(hx), float(hy)))
     ends = []
     for c in comps.values():
@@ -76,6 +67,7 @@ def bridge_dashes(
             parent[find(ca)] = find(cb)
             joined.update((ca, cb))
             bridges.append((xa, ya, xb, yb))
+    _continue_runs(comps, gap, find, parent, labels, bridges, joined)
     out: dict[int, str] = {}
     groups: dict[int, list[int]] = {}
     for i in joined:
@@ -86,3 +78,85 @@ def bridge_dashes(
             ln = float(np.median([comps[m].length for m in mem]))
             out[g] = "dashed" if ln >= 2 * w + 1 else "dotted"
     return {find(g): s for g, s in out.items()}
+
+
+def ray_hit(
+    labels: np.ndarray,
+    comps: dict[int, Comp],
+    x: float,
+    y: float,
+    dx: float,
+    dy: float,
+    reach: float,
+    own: Callable[[int], bool],
+) -> tuple[int, int, int] | None:
+    """``(piece, x, y)`` of the first pixel of a piece that is not ``own`` met along the ray
+    from ``(x, y)`` in unit direction ``(dx, dy)``, 1 to ``reach`` px out, on the ray or one
+    pixel to either side of it; ``None`` when the ray meets none.
+
+    >>> labels = np.zeros((5, 12), np.int32); labels[2, 0:3] = 1; labels[1:4, 8:11] = 2
+    >>> comps = {1: Comp(1, 0, 2, np.ones((1, 3), bool)), 2: Comp(2, 8, 1, np.ones((3, 3), bool))}
+    >>> ray_hit(labels, comps, 2, 2, 1.0, 0.0, 8, lambda j: j == 1)
+    (2, 8, 2)
+    >>> ray_hit(labels, comps, 2, 2, 1.0, 0.0, 5, lambda j: j == 1) is None
+    True
+    """
+    h, w = labels.shape
+    for t in np.arange(1.0, reach + 0.5, 1.0):
+        for lat in (0.0, -1.0, 1.0):
+            px = int(round(x + dx * t - dy * lat))
+            py = int(round(y + dy * t + dx * lat))
+            if 0 <= px < w and 0 <= py < h:
+                j = int(labels[py, px])
+                if j and j in comps and not own(j):
+                    return j, px, py
+    return None
+
+
+def _continue_runs(
+    comps: dict[int, Comp],
+    gap: float,
+    find: Callable[[int], int],
+    parent: dict[int, int],
+    labels: np.ndarray,
+    bridges: list[tuple[float, float, float, float]],
+    joined: set[int],
+) -> None:
+    """(c) A run of dots or short dashes goes on in its own direction. A dot has no tangent of
+    its own, and the arrowhead at the end of a dotted line has no line end facing the dots
+    (its skeleton ends are its tip and its wings), so (a) and (b) leave the head, or the
+    dotted line's last stretch, as a piece apart. The last piece of each run of joined short
+    pieces (each at most ``2 gap`` across) is followed over ``gap`` px beyond its own ink
+    along the direction from its nearest neighbour in the run through it."""
+    runs: dict[int, list[int]] = {}
+    for i in sorted(joined):
+        runs.setdefault(find(i), []).append(i)
+    short = {i for i in joined if max(comps[i].mask.shape) <= 2 * gap}
+    for mem in runs.values():
+        run = [m for m in mem if m in short]
+        if len(run) < 2:
+            continue
+        cent = {}
+        for m in run:
+            ys, xs = np.nonzero(comps[m].mask)
+            cent[m] = (comps[m].x0 + float(xs.mean()), comps[m].y0 + float(ys.mean()))
+        for m in run:
+            cx, cy = cent[m]
+            dist = {o: math.hypot(cent[o][0] - cx, cent[o][1] - cy) for o in run if o != m}
+            n = min(dist, key=lambda o: (dist[o], o))
+            if dist[n] < 1.0 or dist[n] > 3 * gap:
+                continue
+            ux, uy = (cx - cent[n][0]) / dist[n], (cy - cent[n][1]) / dist[n]
+            # the last piece of its run: no piece of the run lies ahead of it
+            if any((cent[o][0] - cx) * ux + (cent[o][1] - cy) * uy > 0.5 for o in dist if dist[o] <= 3 * gap):
+                continue
+            ys, xs = np.nonzero(comps[m].mask)
+            ahead = float(np.max((comps[m].x0 + xs - cx) * ux + (comps[m].y0 + ys - cy) * uy))
+            root = find(m)
+            hit = ray_hit(labels, comps, cx + ux * ahead, cy + uy * ahead, ux, uy, gap,
+                          lambda j, root=root: find(j) == root)
+            if hit is not None:
+                j, hx, hy = hit
+                parent[find(j)] = root
+                joined.add(j)
+                bridges.append((cx + ux * ahead, cy + uy * ahead, float(hx), float(hy)))
