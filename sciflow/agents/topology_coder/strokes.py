@@ -74,8 +74,9 @@ class StrokeTopology:
         # 7: a line running along a text must go on past both its ends (a brace's hooked end);
         # 8: a stroke crossing a container outline beside a text (title, edge label) passes under it;
         # 9: an arrowhead's wing (a spur of the skeleton) is no dangling end to follow, nor a dash end;
-        # a dangling end is not followed into a text or frame its connector passes under
-        return {"backend": "strokes", "version": 9}
+        # a dangling end is not followed into a text or frame its connector passes under;
+        # 10: a run of dots goes on in its own direction (onto its head); small heads of thick lines
+        return {"backend": "strokes", "version": 10}
 
     def trace(self, d: Diagram) -> None:
         """Fill ``d.strokes`` and ``d.edges``."""
