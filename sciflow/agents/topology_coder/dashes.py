@@ -126,15 +126,18 @@ def _continue_runs(
     its own, and the arrowhead at the end of a dotted line has no line end facing the dots
     (its skeleton ends are its tip and its wings), so (a) and (b) leave the head, or the
     dotted line's last stretch, as a piece apart. The last piece of each run of joined short
-    pieces (each at most ``2 gap`` across) is followed over ``gap`` px beyond its own ink
-    along the direction from its nearest neighbour in the run through it."""
+    pieces (each at most ``2 gap`` across and ``max(3, 0.4 gap)`` wide) is followed over ``gap``
+    px beyond its own ink along the direction from its nearest neighbour in the run through
+    it, and joined to a piece it meets that is at most ``2 gap`` across (a head, a dash)."""
     runs: dict[int, list[int]] = {}
     for i in sorted(joined):
         runs.setdefault(find(i), []).append(i)
-    short = {i for i in joined if max(comps[i].mask.shape) <= 2 * gap}
+    # dots and dashes: short and thin (not icons, not a frame's thick dashes)
+    thin = max(3.0, 0.4 * gap)
+    short = {i for i in joined if max(comps[i].mask.shape) <= 2 * gap and comps[i].width <= thin}
     for mem in runs.values():
         run = [m for m in mem if m in short]
-        if len(run) < 2:
+        if len(run) < 3:  # a dotted or dashed line, by this module's own count
             continue
         cent = {}
         for m in run:
@@ -155,7 +158,7 @@ def _continue_runs(
             root = find(m)
             hit = ray_hit(labels, comps, cx + ux * ahead, cy + uy * ahead, ux, uy, gap,
                           lambda j, root=root: find(j) == root)
-            if hit is not None:
+            if hit is not None and max(comps[hit[0]].mask.shape) <= 2 * gap:  # a head or a dash, no box
                 j, hx, hy = hit
                 parent[find(j)] = root
                 joined.add(j)

@@ -9,11 +9,11 @@ axis (each side >= 25 %; a polyline corner near the node spreads to one side onl
 the length-weighted median stroke width); this holds for filled, open and chevron heads
 (:func:`arrowhead`). A head drawn small for a thick line (Mermaid's ``==>``: an 8 px marker
 on a 4 px line) is found by slices instead: when the window is not cut short, the second
-widest 1 px slice across the head's axis is at least ``max(1.8 s, s + 3)`` and it spreads to
-both sides, ``s`` the median slice width of the stroke's own shaft one window further on
-(:func:`slice_widths`). A contact on a shape without such a head is looked at again on the
-unmasked ink (:func:`hidden_head`); a Layout Detector's arrowheads are fused in
-(:func:`detected_head`); two heads on a two-contact connector are both kept only when they
+widest 1 px slice across the head's axis is at least ``max(1.8 s, s + 3)`` (and at most 1.25
+x the usual spread bound) and it spreads to both sides, ``s`` the median slice width of the
+stroke's own shaft one window further on (:func:`slice_widths`). A contact on a shape without
+such a head is looked at again on the unmasked ink (:func:`hidden_head`); a Layout Detector's
+arrowheads are fused in (:func:`detected_head`); two heads on a two-contact connector are both kept only when they
 look alike (:func:`double_heads`); a short two-contact connector with no head is read by
 comparing its two ends (:func:`compare_ends`).
 """
@@ -116,7 +116,9 @@ def arrowhead(
         shafts = slice_widths(along[shaft], across[shaft])
         if heads.size >= 2 and shafts.size >= 3:
             base, line = float(heads[-2]), float(np.median(shafts))
-            if base >= max(1.8 * line, line + 3.0):
+            # small for its line: a base far over the usual spread bound is no small head (a
+            # junction or a crossing that failed the usual test on its area)
+            if max(1.8 * line, line + 3.0) <= base <= 1.25 * need_spread:
                 ct.head = True
                 spread, need_spread = base, max(1.8 * line, line + 3.0)
     ct.spread = spread
