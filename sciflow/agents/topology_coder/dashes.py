@@ -139,10 +139,11 @@ def _continue_runs(
         run = [m for m in mem if m in short]
         if len(run) < 3:  # a dotted or dashed line, by this module's own count
             continue
-        cent = {}
+        pix = {}  # each piece's pixels, page coordinates
         for m in run:
             ys, xs = np.nonzero(comps[m].mask)
-            cent[m] = (comps[m].x0 + float(xs.mean()), comps[m].y0 + float(ys.mean()))
+            pix[m] = (xs + comps[m].x0, ys + comps[m].y0)
+        cent = {m: (float(xs.mean()), float(ys.mean())) for m, (xs, ys) in pix.items()}
         for m in run:
             cx, cy = cent[m]
             dist = {o: math.hypot(cent[o][0] - cx, cent[o][1] - cy) for o in run if o != m}
@@ -153,8 +154,8 @@ def _continue_runs(
             # the last piece of its run: no piece of the run lies ahead of it
             if any((cent[o][0] - cx) * ux + (cent[o][1] - cy) * uy > 0.5 for o in dist if dist[o] <= 3 * gap):
                 continue
-            ys, xs = np.nonzero(comps[m].mask)
-            ahead = float(np.max((comps[m].x0 + xs - cx) * ux + (comps[m].y0 + ys - cy) * uy))
+            xs, ys = pix[m]
+            ahead = float(np.max((xs - cx) * ux + (ys - cy) * uy))
             root = find(m)
             hit = ray_hit(labels, comps, cx + ux * ahead, cy + uy * ahead, ux, uy, gap,
                           lambda j, root=root: find(j) == root)

@@ -13,9 +13,9 @@ widest 1 px slice across the head's axis is at least ``max(1.8 s, s + 3)`` (and 
 x the usual spread bound) and it spreads to both sides, ``s`` the median slice width of the
 stroke's own shaft one window further on (:func:`slice_widths`). A contact on a shape without
 such a head is looked at again on the unmasked ink (:func:`hidden_head`); a Layout Detector's
-arrowheads are fused in (:func:`detected_head`); two heads on a two-contact connector are both kept only when they
-look alike (:func:`double_heads`); a short two-contact connector with no head is read by
-comparing its two ends (:func:`compare_ends`).
+arrowheads are fused in (:func:`detected_head`); two heads on a two-contact connector are both
+kept only when they look alike (:func:`double_heads`); a short two-contact connector with no
+head is read by comparing its two ends (:func:`compare_ends`).
 """
 
 from __future__ import annotations
@@ -116,11 +116,12 @@ def arrowhead(
         shafts = slice_widths(along[shaft], across[shaft])
         if heads.size >= 2 and shafts.size >= 3:
             base, line = float(heads[-2]), float(np.median(shafts))
+            need_base = max(1.8 * line, line + 3.0)
             # small for its line: a base far over the usual spread bound is no small head (a
             # junction or a crossing that failed the usual test on its area)
-            if max(1.8 * line, line + 3.0) <= base <= 1.25 * need_spread:
+            if need_base <= base <= 1.25 * need_spread:
                 ct.head = True
-                spread, need_spread = base, max(1.8 * line, line + 3.0)
+                spread, need_spread = base, need_base
     ct.spread = spread
     log.debug(
         "contact %s at (%.0f,%.0f): w=%.1f R=%.1f spread=%.1f/%.1f area=%.0f/%.0f head=%s",
