@@ -49,28 +49,36 @@ def bbox_center(b: BBox) -> Point:
 
 @dataclass(frozen=True)
 class TextBox:
-    """One OCR text line: ``polygon`` is the 4-point quadrilateral the OCR returned."""
+    """One OCR text line: ``polygon`` is the 4-point quadrilateral the OCR returned;
+    ``rotation`` the counter-clockwise degrees the line is drawn at (0, 90: reads bottom to
+    top, 270: reads top to bottom; :mod:`sciflow.agents.text_rotation`)."""
 
     id: int
     text: str
     bbox: BBox
     confidence: float
     polygon: tuple[Point, ...] = ()
+    rotation: int = 0
 
     @property
     def height(self) -> float:
+        """The glyph height: across the line (the box's width for a line drawn at 90 or 270)."""
+        if self.rotation % 180:
+            return self.bbox[2] - self.bbox[0]
         return self.bbox[3] - self.bbox[1]
 
 
 @dataclass(frozen=True)
 class TextLabel:
-    """Text lines grouped into one label (reading order); ``line_ids`` index ``TextBox.id``."""
+    """Text lines grouped into one label (reading order); ``line_ids`` index ``TextBox.id``;
+    ``rotation`` that of its lines (lines of different rotations never share a label)."""
 
     id: int
     text: str
     bbox: BBox
     confidence: float
     line_ids: tuple[int, ...]
+    rotation: int = 0
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,12 @@ Agent behaviour (exact):
 1. If the image's longer side is below ``upscale_below_side`` px, OCR runs on a copy
    enlarged ``upscale_factor`` times; otherwise OCR runs once and, when the median line height
    is below ``min_text_height`` px, runs again on the enlarged copy and keeps that result.
-   Boxes are mapped back to working-image coordinates.
+   Boxes are mapped back to working-image coordinates. Then every line box at least
+   ``rotated_tall_ratio`` (1.5; 0 turns this off) x as tall as wide is read again by the
+   backend's recogniser alone, upright as drawn at 0, 90 and 270 degrees, and the most
+   confident reading is kept with its ``rotation`` (:func:`~sciflow.agents.text_rotation.reread_tall`:
+   the recogniser reads a tall box turned one fixed way, so text running the other way came
+   out upside down).
 2. Lines with confidence below ``min_confidence`` are dropped; arrow glyphs read as text are
    filtered: lines made only of arrow/line characters (``→ ← ↑ ↓ ⇒ - — – > < | _ = ~``) are
    dropped, single arrowhead-like characters (``V``, ``^``, ``A``, ``|``, ...) are dropped,
@@ -27,7 +32,8 @@ Agent behaviour (exact):
    horizontally (or share a left edge or centre within one line height). Fragments on the
    same row (centres within 0.25 x height) with a horizontal gap of at most ``word_gap`` x
    height join with a space.
-   Label text is the lines in reading order joined by spaces.
+   Label text is the lines in reading order joined by spaces. Lines drawn at 90 or 270
+   degrees group only with lines of the same rotation, by the same rules in their upright frame.
 4. Diacritics (:func:`fold_latin_diacritics`, applied to every line before step 2's
    filters): a Latin letter carrying combining marks is folded to its base letter
    (``"aggreğator"`` -> ``"aggregator"``, ``"décoder"`` -> ``"decoder"``) by canonical (NFD)
@@ -45,7 +51,8 @@ from __future__ import annotations
 
 import logging
 import shutil
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 import cv2
@@ -55,6 +62,7 @@ from sciflow.agents import overlay
 from sciflow.agents.diagram import BBox, Diagram, TextBox, TextLabel, bbox_union
 from sciflow.agents.registry import AGENTS, BackendAgent, Registry
 from sciflow.agents.text_filters import _touches_stroke, clean_text, enclosed, fold_latin_diacritics
+from sciflow.agents.text_rotation import reread_tall, to_frame
 from sciflow.format.extras import MissingExtra
 
 log = logging.getLogger(__name__)
@@ -91,6 +99,21 @@ class TextBackend:
     def read(self, image: np.ndarray) -> list[TextBox]:  # pragma: no cover - protocol
         raise NotImplementedError
 
+    def recognize(self, crops: Sequence[np.ndarray]) -> list[tuple[str, float]]:
+        """(text, confidence) of each crop, read as one upright line. This default runs
+        :meth:`read` on each crop framed by a white margin of half its height and joins what it
+        finds left to right (confidence: the lowest); ``("", 0.0)`` where nothing is read."""
+        out: list[tuple[str, float]] = []
+        for crop in crops:
+            if crop.size == 0:
+                out.append(("", 0.0))
+                continue
+            m = max(4, crop.shape[0] // 2)
+            found = sorted(self.read(cv2.copyMakeBorder(crop, m, m, m, m, cv2.BORDER_CONSTANT, value=(255, 255, 255))),
+                           key=lambda t: t.bbox[0])
+            out.append((" ".join(t.text for t in found), min(t.confidence for t in found)) if found else ("", 0.0))
+        return out
+
     def fingerprint(self) -> dict[str, Any]:
         return {"backend": getattr(self, "registered_name", type(self).__name__)}
 
@@ -98,7 +121,8 @@ class TextBackend:
 @BACKENDS.register("rapidocr")
 class RapidOCRBackend(TextBackend):
     """rapidocr (PP-OCRv6 ONNX models from the wheel); the angle classifier is off by
-    default (``use_cls = false``) because diagram labels are upright."""
+    default (``use_cls = false``): it turns upright text it is unsure of upside down ("N3"
+    read as "E"), and the agent reads rotated lines itself (step 1 of the module docstring)."""
 
     def __init__(self, params: Mapping[str, Any]):
         super().__init__(params)
@@ -106,9 +130,10 @@ class RapidOCRBackend(TextBackend):
             from rapidocr import RapidOCR  # noqa: PLC0415
         except ImportError as exc:  # pragma: no cover - a declared dependency
             raise RuntimeError("text_spotter backend 'rapidocr' needs `pip install rapidocr onnxruntime`") from exc
+        self.use_cls = bool(self.params.get("use_cls", False))
         opts = {
             "Global.log_level": "warning",
-            "Global.use_cls": bool(self.params.get("use_cls", False)),
+            "Global.use_cls": self.use_cls,
             "Global.text_score": float(self.params.get("text_score", 0.5)),
             # the agent does its own upscaling: let the detector see the image as given
             "Global.max_side_len": int(self.params.get("max_side_len", 4096)),
@@ -153,13 +178,26 @@ class RapidOCRBackend(TextBackend):
                 )
 
     def read(self, image: np.ndarray) -> list[TextBox]:
-        out = self.engine(np.ascontiguousarray(image))
+        # the steps are named on every call: rapidocr keeps the last call's choice of steps
+        out = self.engine(np.ascontiguousarray(image), use_det=True, use_cls=self.use_cls, use_rec=True)
         if out.boxes is None or out.txts is None:
             return []
         return [
             _quad_to_box(i, q, t, s, 1.0)
             for i, (q, t, s) in enumerate(zip(out.boxes, out.txts, out.scores, strict=False))
         ]
+
+    def recognize(self, crops: Sequence[np.ndarray]) -> list[tuple[str, float]]:
+        """The recogniser alone on each crop (no detection, no angle classifier)."""
+        out: list[tuple[str, float]] = []
+        for crop in crops:
+            if crop.size == 0:
+                out.append(("", 0.0))
+                continue
+            rec = self.engine(np.ascontiguousarray(crop), use_det=False, use_cls=False, use_rec=True)
+            txts, scores = getattr(rec, "txts", None) or ("",), getattr(rec, "scores", None) or (0.0,)
+            out.append((str(txts[0]), float(scores[0])))
+        return out
 
     def fingerprint(self) -> dict[str, Any]:
         import hashlib  # noqa: PLC0415
@@ -250,7 +288,25 @@ class PaddleOCRBackend(TextBackend):
 
 
 def group_lines(lines: list[TextBox], *, line_gap: float = 0.6, word_gap: float = 0.5) -> list[TextLabel]:
-    """Group lines into labels (see module docstring, step 3). Deterministic."""
+    """Group lines into labels (see module docstring, step 3). Deterministic. Lines drawn at
+    90 or 270 degrees group among themselves in their own upright frame
+    (:func:`~sciflow.agents.text_rotation.to_frame`); a label's box is its lines' image boxes.
+    """
+    labels: list[TextLabel] = []
+    for rotation in sorted({t.rotation for t in lines}):
+        same = [t for t in lines if t.rotation == rotation]
+        if rotation == 0:
+            labels += _group_upright(same, line_gap, word_gap)
+            continue
+        by_id = {t.id: t for t in same}
+        framed = [replace(t, bbox=to_frame(t.bbox, rotation), rotation=0) for t in same]
+        labels += [make_label(0, [by_id[i] for i in lb.line_ids]) for lb in _group_upright(framed, line_gap, word_gap)]
+    labels.sort(key=lambda lb: (round(lb.bbox[1]), lb.bbox[0]))
+    return [replace(lb, id=i) for i, lb in enumerate(labels)]
+
+
+def _group_upright(lines: list[TextBox], line_gap: float, word_gap: float) -> list[TextLabel]:
+    """The labels of upright ``lines`` (ids unset)."""
     n = len(lines)
     parent = list(range(n))
 
@@ -292,11 +348,7 @@ def group_lines(lines: list[TextBox], *, line_gap: float = 0.6, word_gap: float 
     groups: dict[int, list[TextBox]] = {}
     for i in range(n):
         groups.setdefault(find(i), []).append(lines[i])
-    labels = []
-    for members in groups.values():
-        labels.append(make_label(0, members))
-    labels.sort(key=lambda lb: (round(lb.bbox[1]), lb.bbox[0]))
-    return [TextLabel(i, lb.text, lb.bbox, lb.confidence, lb.line_ids) for i, lb in enumerate(labels)]
+    return [make_label(0, members) for members in groups.values()]
 
 
 def reading_order(lines: list[TextBox]) -> list[TextBox]:
@@ -313,11 +365,19 @@ def reading_order(lines: list[TextBox]) -> list[TextBox]:
 
 
 def make_label(label_id: int, members: list[TextBox]) -> TextLabel:
-    ordered = reading_order(members)
+    """One label of ``members`` in reading order; lines that all share a rotation of 90 or
+    270 degrees are ordered in their upright frame, and the label carries that rotation."""
+    rotation = members[0].rotation if len({t.rotation for t in members}) == 1 else 0
+    if rotation:
+        by_id = {t.id: t for t in members}
+        framed = [replace(t, bbox=to_frame(t.bbox, rotation), rotation=0) for t in members]
+        ordered = [by_id[t.id] for t in reading_order(framed)]
+    else:
+        ordered = reading_order(members)
     text = " ".join(t.text for t in ordered)
     conf = float(min(t.confidence for t in ordered))
     bbox: BBox = bbox_union([t.bbox for t in ordered])
-    return TextLabel(label_id, text, bbox, conf, tuple(t.id for t in ordered))
+    return TextLabel(label_id, text, bbox, conf, tuple(t.id for t in ordered), rotation)
 
 
 @AGENTS.register("text_spotter")
@@ -337,6 +397,11 @@ class TextSpotter(BackendAgent):
         self.factor = float(self.params.get("upscale_factor", 2.0))
         self.line_gap = float(self.params.get("line_gap", 0.6))
         self.word_gap = float(self.params.get("word_gap", 0.5))
+        self.tall_ratio = float(self.params.get("rotated_tall_ratio", 1.5))
+
+    def fingerprint(self) -> dict[str, Any]:
+        # agent 2: tall lines read again upright at 0 / 90 / 270 degrees, rotated labels grouped
+        return {**self.backend.fingerprint(), "agent": 2}
 
     def _read(self, image: np.ndarray, factor: float) -> list[TextBox]:
         if factor == 1.0:
@@ -351,13 +416,14 @@ class TextSpotter(BackendAgent):
 
     def run(self, diagram: Diagram) -> None:
         img = diagram.image
-        if max(img.shape[:2]) < self.upscale_below:
-            raw = self._read(img, self.factor)
-        else:
-            raw = self._read(img, 1.0)
-            if raw and float(np.median([t.height for t in raw])) < self.min_text_height:
-                log.debug("%s: small text, OCR again at %.1fx", diagram.item_id, self.factor)
-                raw = self._read(img, self.factor)
+        factor = self.factor if max(img.shape[:2]) < self.upscale_below else 1.0
+        raw = self._read(img, factor)
+        if factor == 1.0 and raw and float(np.median([t.height for t in raw])) < self.min_text_height:
+            log.debug("%s: small text, OCR again at %.1fx", diagram.item_id, self.factor)
+            factor = self.factor
+            raw = self._read(img, factor)
+        if self.tall_ratio > 0:
+            raw = reread_tall(img, raw, self.backend.recognize, tall_ratio=self.tall_ratio, scale=factor)
         lines: list[TextBox] = []
         for t in sorted(raw, key=lambda t: (round(t.bbox[1]), t.bbox[0])):
             text = clean_text(fold_latin_diacritics(t.text))
@@ -365,7 +431,7 @@ class TextSpotter(BackendAgent):
                 continue
             if len(text.replace(" ", "")) <= 2 and _touches_stroke(img, t.bbox) and not enclosed(img, t.bbox):
                 continue  # an arrowhead or line end read as a character ("D", "X", ...)
-            lines.append(TextBox(len(lines), text, t.bbox, t.confidence, t.polygon))
+            lines.append(TextBox(len(lines), text, t.bbox, t.confidence, t.polygon, t.rotation))
         diagram.text_lines = lines
         diagram.text_labels = group_lines(lines, line_gap=self.line_gap, word_gap=self.word_gap)
         diagram.evidence["text_spotter"] = {

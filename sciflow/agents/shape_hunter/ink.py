@@ -49,7 +49,8 @@ def without_glyphs(mask: np.ndarray, text_lines: list[TextBox], inset: float = 0
     """``mask`` minus every 8-connected piece lying wholly inside an OCR line box: the box
     grown by 2 px on every side, or, with ``inset`` > 0, grown by 2 px to the sides with its
     top and bottom ``inset`` x its height left out (so a line running through the margin of
-    a title's box is never taken for a glyph).
+    a title's box is never taken for a glyph); for a line drawn at 90 or 270 degrees
+    (:attr:`TextBox.rotation`) its top and bottom are the box's left and right sides.
 
     >>> m = np.zeros((20, 40), np.uint8)
     >>> m[8:12, 5:9] = 255                      # a glyph inside the box
@@ -67,7 +68,10 @@ def without_glyphs(mask: np.ndarray, text_lines: list[TextBox], inset: float = 0
     glyph = np.zeros(n, bool)
     for t in text_lines:
         bx0, by0, bx1, by1 = t.bbox
-        v = inset * (by1 - by0) if inset > 0 else -2.0
-        glyph |= (x0 >= bx0 - 2) & (y0 >= by0 + v) & (x1 <= bx1 + 2) & (y1 <= by1 - v)
+        v = inset * t.height if inset > 0 else -2.0
+        if t.rotation % 180:  # a line drawn at 90 or 270: its top and bottom are the box's sides
+            glyph |= (x0 >= bx0 + v) & (y0 >= by0 - 2) & (x1 <= bx1 - v) & (y1 <= by1 + 2)
+        else:
+            glyph |= (x0 >= bx0 - 2) & (y0 >= by0 + v) & (x1 <= bx1 + 2) & (y1 <= by1 - v)
     glyph[0] = False
     return np.where(glyph[lab], 0, mask).astype(np.uint8)
