@@ -114,3 +114,28 @@ def test_a_line_through_the_margin_of_a_turned_title_is_no_glyph():
 
 def test_docstring_examples():
     assert doctest.testmod(text_rotation).failed == 0
+
+
+def test_a_narrow_box_its_turned_name_nearly_fills_is_found(parser):
+    # the inside of a narrow box lies mostly in the box of its turned label: measured against
+    # the label's length instead of its glyph height, it read as a letter's counter and the box
+    # (and with it the node and both edges) was lost
+    c = Canvas(460, 220)
+    c.box("Pool In", 20, 85, w=120)
+    c.d.rounded_rectangle((200, 38, 234, 181), radius=6, outline="#6c8ebf", width=2, fill="#dae8fc")
+    rotated_box_text(c, "2D Avg Pool", 217, 110, 90)
+    c.box("Linear", 300, 85, w=120)
+    c.arrow([(140, 110), (200, 110)])
+    c.arrow([(234, 110), (300, 110)])
+    g = parser(c.array()).graph
+    assert labels(g) == {"pool in", "2d avg pool", "linear"}
+    assert edges_by_label(g) == {("pool in", "2d avg pool"), ("2d avg pool", "linear")}
+
+
+def rotated_box_text(c: Canvas, s: str, cx: int, cy: int, rotation: int, size: int = 18) -> None:
+    """``s`` drawn turned ``rotation`` degrees counter-clockwise, centred at (cx, cy)."""
+    f = font(size)
+    tile = Image.new("RGBA", (int(c.d.textlength(s, font=f)) + 4, size + 8), (0, 0, 0, 0))
+    ImageDraw.Draw(tile).text((tile.width / 2, tile.height / 2), s, font=f, fill="black", anchor="mm")
+    turned = tile.rotate(rotation, expand=True)
+    c.img.paste(turned, (cx - turned.width // 2, cy - turned.height // 2), turned)

@@ -70,7 +70,7 @@ class OpenCVShapes(FrameSteps, RegionSteps, ShapeBackend):
         barrier_b = barrier_a.copy()
         for t in text_lines:
             x0, y0, x1, y1 = t.bbox
-            m = max(2.0, 0.15 * (y1 - y0))
+            m = max(2.0, 0.15 * t.height)  # the glyph height (across a line drawn at 90 / 270)
             xa, ya, xb, yb = int(np.ceil(x0 + m)), int(np.ceil(y0 + m)), int(x1 - m), int(y1 - m)
             if xb > xa and yb > ya:
                 barrier_b[max(0, ya) : max(0, yb), max(0, xa) : max(0, xb)] = 0
@@ -87,7 +87,6 @@ class OpenCVShapes(FrameSteps, RegionSteps, ShapeBackend):
     ) -> list[Shape]:
         h, w = image.shape[:2]
         n, labels, stats, _ = cv2.connectedComponentsWithStats((barrier == 0).astype(np.uint8), connectivity=4)
-        text_boxes = [t.bbox for t in text_lines]
         cands: dict[int, dict[str, Any]] = {}
         for i in range(1, n):
             x, y, bw, bh, area = (int(v) for v in stats[i])
@@ -96,10 +95,10 @@ class OpenCVShapes(FrameSteps, RegionSteps, ShapeBackend):
             if x == 0 or y == 0 or x + bw >= w or y + bh >= h:
                 continue
             if any(
-                _inside_frac((x, y, x + bw, y + bh), tb) > self.text_overlap and max(bw, bh) < 1.5 * (tb[3] - tb[1])
-                for tb in text_boxes
+                _inside_frac((x, y, x + bw, y + bh), t.bbox) > self.text_overlap and max(bw, bh) < 1.5 * t.height
+                for t in text_lines
             ):
-                continue  # a letter's counter (o, e, D ...), not a shape
+                continue  # a letter's counter (o, e, D ...), not a shape; t.height is the glyphs' size
             mask = (labels[y : y + bh, x : x + bw] == i).astype(np.uint8)
             filled = _fill_holes(mask)
             farea = float(filled.sum())

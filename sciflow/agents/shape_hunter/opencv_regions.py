@@ -148,7 +148,7 @@ class RegionSteps:
                 continue  # not inside (its glyphs may cut its centre out of the region)
             d = dist[y0:y1, x0:x1][m[y0:y1, x0:x1] > 0]
             # the nearest approach of the text's box to the rim (the box may reach past it)
-            if float(d.min()) > 0.8 * (t.bbox[3] - t.bbox[1]):
+            if float(d.min()) > 0.8 * t.height:
                 return False
         return True
 
