@@ -139,3 +139,24 @@ def rotated_box_text(c: Canvas, s: str, cx: int, cy: int, rotation: int, size: i
     ImageDraw.Draw(tile).text((tile.width / 2, tile.height / 2), s, font=f, fill="black", anchor="mm")
     turned = tile.rotate(rotation, expand=True)
     c.img.paste(turned, (cx - turned.width // 2, cy - turned.height // 2), turned)
+
+
+def test_a_backend_without_its_own_recogniser_reads_each_crop_with_its_detector():
+    from sciflow.agents.text_spotter import TextBackend
+
+    class Fake(TextBackend):
+        def __init__(self):
+            super().__init__({})
+            self.shapes = []
+
+        def read(self, image):
+            self.shapes.append(image.shape[:2])
+            if image.shape[1] < 40:
+                return []
+            # two words, returned right one first: the reading joins them left to right
+            return [TextBox(0, "Block", (30, 5, 50, 15), 0.8), TextBox(1, "Conv", (5, 5, 25, 15), 0.9)]
+
+    b = Fake()
+    crops = [np.zeros((10, 30, 3), np.uint8), np.zeros((0, 0, 3), np.uint8), np.zeros((10, 8, 3), np.uint8)]
+    assert b.recognize(crops) == [("Conv Block", 0.8), ("", 0.0), ("", 0.0)]
+    assert b.shapes == [(20, 40), (20, 18)]  # a white margin of half the height (5 px) on every side
