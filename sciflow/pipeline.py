@@ -34,6 +34,7 @@ from sciflow.agents import (  # noqa: F401
     layout,
     reliability,
     shape_hunter,
+    shape_text,
     text_spotter,
     topology_coder,
 )
@@ -47,7 +48,8 @@ from sciflow.format.imageio import MAX_PIXELS, fit_working_size, to_rgb
 log = logging.getLogger(__name__)
 
 DEFAULT_AGENTS = (
-    "text_spotter", "shape_hunter", "layout", "grounder", "topology_coder", "graph_architect", "reliability"
+    "text_spotter", "shape_hunter", "shape_text", "layout", "grounder", "topology_coder", "graph_architect",
+    "reliability",
 )
 
 
@@ -84,7 +86,7 @@ class Parser:
         for name in self.agent_names:
             table = copy.deepcopy(dict(self.params.get(name, {})))
             backend = str(table.get("backend") or getattr(AGENTS.get(name), "default_backend", "") or "")
-            if threads > 0 and name in ("text_spotter", "layout") and backend:  # the onnxruntime sessions
+            if threads > 0 and name in ("text_spotter", "shape_text", "layout") and backend:  # the onnxruntime sessions
                 table[backend] = {**dict(table.get(backend, {})), "threads": threads}
             if device is not None and backend:
                 table[backend] = {**dict(table.get(backend, {})), "device": device}

@@ -56,16 +56,18 @@ def fold_latin_diacritics(text: str) -> str:
     return "".join(out)
 
 
-def clean_text(text: str) -> str:
+def clean_text(text: str, keep_letters: bool = False) -> str:
     """Strip arrow glyphs from both ends and collapse whitespace; '' if nothing remains.
     A text that is a single arrowhead-like character (``V v ^ A Y T I l | 1 7 L J``) is
-    dropped too.
+    dropped too, unless ``keep_letters`` (text read where no arrowhead can be).
 
     >>> clean_text("-> Decoder"), clean_text("-weights-"), clean_text("-log p")
     ('Decoder', 'weights', '-log p')
+    >>> clean_text("v"), clean_text("v", keep_letters=True)
+    ('', 'v')
     """
     t = " ".join(text.split())
-    if _ONLY_ARROWS.match(t) or t in _GLYPH_LETTERS:
+    if _ONLY_ARROWS.match(t) or (t in _GLYPH_LETTERS and not keep_letters):
         return ""
     prev = None
     while prev != t:

@@ -99,7 +99,8 @@ def test_an_agent_without_draw_overlay_gets_the_plain_faded_image(parser, tmp_pa
     band = overlay.TITLE_BAND
     blank = cv2.imread(str(tmp_path / f"toy.{len(parser.agents) + 1}_blank.png"))[:, :, ::-1]
     assert (blank[band:] == overlay.faded(work)).all()  # below the title band, untouched
-    drawn = cv2.imread(str(tmp_path / "toy.4_grounder.png"))[:, :, ::-1]
+    grounder = list(parser.agents).index("grounder") + 1
+    drawn = cv2.imread(str(tmp_path / f"toy.{grounder}_grounder.png"))[:, :, ::-1]
     assert (drawn[band:] != overlay.faded(work)).any()
 
 
@@ -110,7 +111,8 @@ def test_every_overlay_has_a_title_band_and_the_agents_legend(parser, tmp_path):
     c.arrow([(180, 75), (420, 75)])
     parser(c.array(), item_id="toy", debug_dir=tmp_path)
     work, _ = fit_working_size(c.array(), max_side=parser.max_side, min_side=parser.min_side)
-    topo = cv2.imread(str(tmp_path / "toy.5_topology_coder.png"))[:, :, ::-1]
+    step = list(parser.agents).index("topology_coder") + 1
+    topo = cv2.imread(str(tmp_path / f"toy.{step}_topology_coder.png"))[:, :, ::-1]
     assert topo.shape[0] == work.shape[0] + overlay.TITLE_BAND and topo.shape[1] == work.shape[1]
     band = topo[: overlay.TITLE_BAND]
     assert (band < 100).all(axis=2).any()  # the title is written in black
