@@ -278,7 +278,7 @@ class RuleGrounder:
             if sid in texted_desc:
                 free.extend(ls)
         free.sort(key=lambda t: t.id)
-        labels = group_lines(free, line_gap=self.line_gap, word_gap=self.word_gap)
+        labels = group_lines(free, line_gap=self.line_gap, word_gap=self.word_gap, image=diagram.image)
         by_id = {t.id: t for t in diagram.text_lines}
         titles: set[int] = set()
         for s in diagram.shapes:

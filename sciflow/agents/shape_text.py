@@ -228,7 +228,8 @@ class ShapeText(BackendAgent):
                 read.append({"shape": s.id, "text": text, "confidence": round(conf, 4)})
         if read:
             diagram.text_lines = lines
-            diagram.text_labels = group_lines(lines, line_gap=self.line_gap, word_gap=self.word_gap)
+            diagram.text_labels = group_lines(lines, line_gap=self.line_gap, word_gap=self.word_gap,
+                                              image=diagram.image)
         diagram.evidence["shape_text"] = {"shapes_read": tried, "read": read}
 
     def draw_overlay(self, diagram: Diagram, canvas: np.ndarray) -> None:

@@ -162,3 +162,39 @@ def symbol_reading(text: str) -> bool:
     """
     t = text.strip()
     return len(t) == 1 and not (t.isascii() and t.isalnum())
+
+
+def ruled_apart(image: np.ndarray, a: BBox, b: BBox, thr: int = 60, cover: float = 0.9) -> bool:
+    """True when a drawn line runs between text boxes ``a`` and ``b`` across their whole shared
+    extent: side by side, a column of the gap between them is ink over ``cover`` of the rows
+    both boxes span; one above the other, a row of the gap is ink over ``cover`` of the shared
+    columns. Ink differs by more than ``thr`` from the median colour of the two boxes. Two
+    words on either side of a box's edge, or above and below a box's inner rule, are then not
+    one label (the grouping of step 3 would join them by distance alone).
+
+    >>> img = np.full((40, 100, 3), 255, np.uint8)
+    >>> a, b = (10, 10, 40, 30), (46, 10, 80, 30)
+    >>> ruled_apart(img, a, b)
+    False
+    >>> img[0:40, 43] = 0   # a box edge between the words
+    >>> ruled_apart(img, a, b)
+    True
+    """
+    h, w = image.shape[:2]
+    iy0, iy1 = max(a[1], b[1]), min(a[3], b[3])
+    ix0, ix1 = max(a[0], b[0]), min(a[2], b[2])
+    if iy1 - iy0 >= 1 and ix1 <= ix0:  # side by side: the gap is ix1 .. ix0
+        x0, x1, y0, y1, axis = ix1, ix0, iy0, iy1, 0
+    elif ix1 - ix0 >= 1 and iy1 <= iy0:  # one above the other
+        x0, x1, y0, y1, axis = ix0, ix1, iy1, iy0, 1
+    else:
+        return False
+    X0, X1 = max(0, int(np.floor(x0))), min(w, int(np.ceil(x1)))
+    Y0, Y1 = max(0, int(np.floor(y0))), min(h, int(np.ceil(y1)))
+    if X1 <= X0 or Y1 <= Y0:
+        return False
+    boxes = [image[max(0, int(r[1])):int(np.ceil(r[3])), max(0, int(r[0])):int(np.ceil(r[2]))].reshape(-1, 3)
+             for r in (a, b)]
+    ref = np.median(np.concatenate(boxes), axis=0).astype(np.int16)
+    gap = np.abs(image[Y0:Y1, X0:X1].astype(np.int16) - ref).max(axis=2) > thr
+    return bool((gap.mean(axis=axis) >= cover).any())

@@ -32,6 +32,8 @@ Agent behaviour (exact):
    horizontally (or share a left edge or centre within one line height). Fragments on the
    same row (centres within 0.25 x height) with a horizontal gap of at most ``word_gap`` x
    height join with a space.
+   Two lines a drawn line runs between (a box's edge, an inner rule: ink across their whole
+   shared extent, :func:`~sciflow.agents.text_filters.ruled_apart`) never join.
    Label text is the lines in reading order joined by spaces. Lines drawn at 90 or 270
    degrees group only with lines of the same rotation, by the same rules in their upright frame.
 4. Diacritics (:func:`fold_latin_diacritics`, applied to every line before step 2's
@@ -51,7 +53,7 @@ from __future__ import annotations
 
 import logging
 import shutil
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -61,7 +63,7 @@ import numpy as np
 from sciflow.agents import overlay
 from sciflow.agents.diagram import BBox, Diagram, TextBox, TextLabel, bbox_union
 from sciflow.agents.registry import AGENTS, BackendAgent, Registry
-from sciflow.agents.text_filters import _touches_stroke, clean_text, enclosed, fold_latin_diacritics
+from sciflow.agents.text_filters import _touches_stroke, clean_text, enclosed, fold_latin_diacritics, ruled_apart
 from sciflow.agents.text_rotation import reread_tall, to_frame
 from sciflow.format.extras import MissingExtra
 
@@ -287,26 +289,35 @@ class PaddleOCRBackend(TextBackend):
         return out
 
 
-def group_lines(lines: list[TextBox], *, line_gap: float = 0.6, word_gap: float = 0.5) -> list[TextLabel]:
+def group_lines(lines: list[TextBox], *, line_gap: float = 0.6, word_gap: float = 0.5,
+                image: np.ndarray | None = None) -> list[TextLabel]:
     """Group lines into labels (see module docstring, step 3). Deterministic. Lines drawn at
     90 or 270 degrees group among themselves in their own upright frame
     (:func:`~sciflow.agents.text_rotation.to_frame`); a label's box is its lines' image boxes.
+    With ``image``, two lines a drawn line runs between never join
+    (:func:`~sciflow.agents.text_filters.ruled_apart`).
     """
     labels: list[TextLabel] = []
     for rotation in sorted({t.rotation for t in lines}):
         same = [t for t in lines if t.rotation == rotation]
+        apart = None
+        if image is not None:
+            def apart(i: int, j: int, same: list[TextBox] = same) -> bool:
+                return ruled_apart(image, same[i].bbox, same[j].bbox)
         if rotation == 0:
-            labels += _group_upright(same, line_gap, word_gap)
+            labels += _group_upright(same, line_gap, word_gap, apart)
             continue
         by_id = {t.id: t for t in same}
         framed = [replace(t, bbox=to_frame(t.bbox, rotation), rotation=0) for t in same]
-        labels += [make_label(0, [by_id[i] for i in lb.line_ids]) for lb in _group_upright(framed, line_gap, word_gap)]
+        labels += [make_label(0, [by_id[i] for i in lb.line_ids])
+                   for lb in _group_upright(framed, line_gap, word_gap, apart)]
     labels.sort(key=lambda lb: (round(lb.bbox[1]), lb.bbox[0]))
     return [replace(lb, id=i) for i, lb in enumerate(labels)]
 
 
-def _group_upright(lines: list[TextBox], line_gap: float, word_gap: float) -> list[TextLabel]:
-    """The labels of upright ``lines`` (ids unset)."""
+def _group_upright(lines: list[TextBox], line_gap: float, word_gap: float,
+                   apart: Callable[[int, int], bool] | None = None) -> list[TextLabel]:
+    """The labels of upright ``lines`` (ids unset); ``apart(i, j)``: lines i and j may not join."""
     n = len(lines)
     parent = list(range(n))
 
@@ -329,7 +340,7 @@ def _group_upright(lines: list[TextBox], line_gap: float, word_gap: float) -> li
             vov = min(a[3], b[3]) - max(a[1], b[1])
             if abs((a[1] + a[3]) - (b[1] + b[3])) / 2 <= 0.25 * h:
                 hgap = max(a[0], b[0]) - min(a[2], b[2])
-                if hgap <= word_gap * h:
+                if hgap <= word_gap * h and not (apart and apart(i, j)):
                     parent[find(i)] = find(j)
                 continue
             if vov >= 0.5 * h:  # overlapping rows at different heights: separate labels
@@ -343,7 +354,7 @@ def _group_upright(lines: list[TextBox], line_gap: float, word_gap: float) -> li
                 or abs(a[0] - b[0]) <= h
                 or abs((a[0] + a[2]) - (b[0] + b[2])) / 2 <= h
             )
-            if aligned:
+            if aligned and not (apart and apart(i, j)):
                 parent[find(i)] = find(j)
     groups: dict[int, list[TextBox]] = {}
     for i in range(n):
@@ -433,7 +444,7 @@ class TextSpotter(BackendAgent):
                 continue  # an arrowhead or line end read as a character ("D", "X", ...)
             lines.append(TextBox(len(lines), text, t.bbox, t.confidence, t.polygon, t.rotation))
         diagram.text_lines = lines
-        diagram.text_labels = group_lines(lines, line_gap=self.line_gap, word_gap=self.word_gap)
+        diagram.text_labels = group_lines(lines, line_gap=self.line_gap, word_gap=self.word_gap, image=img)
         diagram.evidence["text_spotter"] = {
             "lines": len(lines),
             "labels": [lb.text for lb in diagram.text_labels],

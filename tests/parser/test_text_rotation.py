@@ -5,6 +5,7 @@ which rotated lines group."""
 from __future__ import annotations
 
 import doctest
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -160,3 +161,23 @@ def test_a_backend_without_its_own_recogniser_reads_each_crop_with_its_detector(
     crops = [np.zeros((10, 30, 3), np.uint8), np.zeros((0, 0, 3), np.uint8), np.zeros((10, 8, 3), np.uint8)]
     assert b.recognize(crops) == [("Conv Block", 0.8), ("", 0.0), ("", 0.0)]
     assert b.shapes == [(20, 40), (20, 18)]  # a white margin of half the height (5 px) on every side
+
+
+def test_words_on_either_side_of_a_drawn_line_are_two_labels():
+    img = np.full((60, 200, 3), 255, np.uint8)
+    a, b = TextBox(0, "Mixer", (20, 20, 80, 40), 0.9), TextBox(1, "MLP", (88, 20, 130, 40), 0.9)
+    assert [lb.text for lb in group_lines([a, b], image=img)] == ["Mixer MLP"]  # 8 px apart: one label
+    img[5:55, 84] = 0  # a box's edge between them
+    assert sorted(lb.text for lb in group_lines([a, b], image=img)) == ["MLP", "Mixer"]
+    # the same for two lines of a label drawn at 90 degrees, and for lines one above the other
+    up = [replace(a, rotation=90, bbox=(20, 20, 40, 80)), replace(b, rotation=90, bbox=(43, 30, 63, 70))]
+    tall = np.full((100, 100, 3), 255, np.uint8)
+    assert [lb.text for lb in group_lines(up, image=tall)] == ["Mixer MLP"]
+    tall[10:90, 41] = 0
+    assert len(group_lines(up, image=tall)) == 2
+    over = [TextBox(0, "Title", (20, 10, 80, 30), 0.9), TextBox(1, "body", (20, 36, 70, 56), 0.9)]
+    ruled = np.full((70, 100, 3), 255, np.uint8)
+    assert len(group_lines(over, image=ruled)) == 1
+    ruled[33, 5:95] = 0
+    assert len(group_lines(over, image=ruled)) == 2
+
