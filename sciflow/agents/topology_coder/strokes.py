@@ -27,6 +27,7 @@ from sciflow.agents.topology_coder.attach import (
     passes_text,
     shapes_win,
 )
+from sciflow.agents.topology_coder.blocks import block_edges
 from sciflow.agents.topology_coder.components import Comp, ink_components, union_find
 from sciflow.agents.topology_coder.dashes import bridge_dashes
 from sciflow.agents.topology_coder.edges import connector_edges, plain_to_operators
@@ -64,6 +65,7 @@ class StrokeTopology:
         self.extend = float(p.get("extend", 1.5))
         self.layout_min_conf = float(p.get("layout_min_conf", 0.5))
         self.layout_veto_margin = float(p.get("layout_veto_margin", 0.0))
+        self.block_reach = float(p.get("block_reach", 3.0))
 
     def fingerprint(self) -> dict[str, Any]:
         # 2: dashed/rounded frames, inline label boxes, outline-corrected hidden heads (issue 17);
@@ -75,8 +77,9 @@ class StrokeTopology:
         # 8: a stroke crossing a container outline beside a text (title, edge label) passes under it;
         # 9: an arrowhead's wing (a spur of the skeleton) is no dangling end to follow, nor a dash end;
         # a dangling end is not followed into a text or frame its connector passes under;
-        # 10: a run of dots goes on in its own direction (onto its head); small heads of thick lines
-        return {"backend": "strokes", "version": 10}
+        # 10: a run of dots goes on in its own direction (onto its head); small heads of thick lines;
+        # 11: block arrows (closed arrow shapes between two boxes)
+        return {"backend": "strokes", "version": 11}
 
     def trace(self, d: Diagram) -> None:
         """Fill ``d.strokes`` and ``d.edges``."""
@@ -170,6 +173,9 @@ class StrokeTopology:
             edges.extend(connector_edges(cts, targets, style, sid, reach))
         edges = plain_to_operators(strokes, edges, targets)
         edge_labels(edges, labels, groups, gid_of_stroke, self.label_dist, th, targets)
+        if self.block_reach > 0:  # step 5b: block arrows, closed shapes between the boxes they join
+            traced = {gid_of_stroke[e.stroke_id] for e in edges if e.stroke_id is not None}
+            edges += block_edges(groups, traced, comps, dist, nearest, targets, th, r_contact, reach=self.block_reach)
         d.strokes = strokes
         d.edges = edges
         d.evidence.setdefault("topology_coder", {})["bridges"] = [tuple(round(v, 1) for v in b) for b in bridges]
