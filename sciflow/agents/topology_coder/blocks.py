@@ -19,7 +19,9 @@ one piece that gave no edge as a stroke (its tip may touch a node, its tail seld
    of them; the widest slice ``W`` is at least 1.5 ``s`` and lies past 40 % of the length;
    from it the width falls to at most 0.45 ``W`` in the last 5 % (the tip), never rising
    again by more than 15 % of ``W``. Either end may be the tail; a silhouette that passes
-   from both ends is no arrow (a double arrow is left to the stroke tracer).
+   from both ends is no arrow (a double arrow is left to the stroke tracer). The shaft is at
+   least ``max(6, min_shaft x th)`` px wide (``min_shaft`` 0.3): a line with a filled head has
+   the same profile, on a shaft as thin as its stroke.
 3. From the tip a ray runs on along the axis and from the tail back along it, up to
    ``reach`` (3) text heights or the arrow's length if longer; the first node candidate
    each ray comes within the contact radius of is that end's node. An edge joins the tail's
@@ -187,6 +189,7 @@ def block_edges(
     *,
     min_len: float = 1.0,
     max_len: float = 15.0,
+    min_shaft: float = 0.3,
     reach: float = 3.0,
 ) -> list[EdgeEvidence]:
     """Step 3 of the module docstring over every one-piece connector that gave no edge when
@@ -202,7 +205,7 @@ def block_edges(
         if max(hh, ww) < min_len * th or max(hh, ww) > max_len * th * 1.5:
             continue
         a = block_arrow(c.mask, c.x0, c.y0)
-        if a is None or not (min_len * th <= a.length <= max_len * th):
+        if a is None or not (min_len * th <= a.length <= max_len * th) or a.shaft < max(6.0, min_shaft * th):
             continue
         skip = np.zeros(dist.shape, bool)
         skip[c.y0:c.y0 + hh, c.x0:c.x0 + ww] = _filled(c.mask)
