@@ -375,3 +375,41 @@ def compare_ends(cts: list[Contact], comps: dict[int, Comp], members: list[int])
             cts[i].margin = float(min(1.0, (spreads[i] - need) / need))
             log.debug("contacts at (%.0f,%.0f)/(%.0f,%.0f): end spreads %.1f/%.1f, head at the first",
                       cts[i].x, cts[i].y, cts[j].x, cts[j].y, spreads[i], spreads[j])
+
+
+def ring_arcs(dx: np.ndarray, dy: np.ndarray, r: float, tol: float = 1.5, gap: float = 25.0) -> int:
+    """How many arcs the pixels at offsets ``dx``, ``dy`` from a point cross the ring of radius
+    ``r`` in: their angles on the ring, split wherever ``gap`` degrees hold none.
+
+    >>> t = np.linspace(0, 40, 81)
+    >>> ring_arcs(t, 0 * t, 20.0), ring_arcs(np.r_[t, 0.7 * t], np.r_[0 * t, -0.7 * t], 20.0)
+    (1, 2)
+    """
+    ring = np.abs(np.hypot(dx, dy) - r) <= tol
+    if not ring.any():
+        return 0
+    ang = np.sort(np.degrees(np.arctan2(dy[ring], dx[ring])) % 360)
+    gaps = np.diff(np.concatenate([ang, ang[:1] + 360]))
+    return max(1, int((gaps > gap).sum()))
+
+
+def fan_tail(cts: list[Contact], comps: dict[int, Comp], members: list[int], th: float, head: float) -> None:
+    """On a connector of three or more contacts that all read as heads, the one contact where
+    the connector branches is its tail: the ring of radius ``1.25 R`` around it (just beyond
+    the head window, ``R = max(6, head * th)``) is crossed by the connector in two or more
+    arcs, every other contact's ring in at most one. Lines fanning out of one box spread across each other where
+    they leave it, which the head test takes for a head's spread; a head has one line behind
+    it. Nothing changes when no contact, or more than one, branches."""
+    if len(cts) < 3 or not all(c.head for c in cts):
+        return
+    xs_l, ys_l = [], []
+    for m in members:
+        ys, xs = np.nonzero(comps[m].mask)
+        xs_l.append(xs + comps[m].x0)
+        ys_l.append(ys + comps[m].y0)
+    xs, ys = np.concatenate(xs_l).astype(float), np.concatenate(ys_l).astype(float)
+    r = 1.25 * max(6.0, head * th)
+    counts = [ring_arcs(xs - c.x, ys - c.y, r) for c in cts]
+    fans = [i for i, k in enumerate(counts) if k >= 2]
+    if len(fans) == 1:
+        cts[fans[0]].head = False

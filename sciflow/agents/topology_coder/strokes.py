@@ -37,6 +37,7 @@ from sciflow.agents.topology_coder.heads import (
     compare_ends,
     detected_head,
     double_heads,
+    fan_tail,
     hidden_head,
     loose_pieces,
 )
@@ -214,6 +215,7 @@ class StrokeTopology:
         visible_over_hidden(cts, hidden)
         double_heads(cts)
         weakest_head_is_tail(cts)
+        fan_tail(cts, comps, members, th, self.head)
         compare_ends(cts, comps, members)
 
 
