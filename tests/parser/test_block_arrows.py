@@ -81,18 +81,3 @@ def test_a_box_with_no_arrow_between_draws_no_edge(parser):
 def test_docstring_examples():
     assert doctest.testmod(blocks).failed == 0
 
-
-def test_lines_fanning_out_of_one_point_of_a_box_are_each_an_edge(parser):
-    # three arrows leave the source at one point of its right side and part at once: where
-    # they leave, their spread looked like a head, so every contact read as a head, none as the
-    # tail, and no edge was drawn
-    c = Canvas(640, 360)
-    c.box("Audio Memory", 30, 155, w=160)
-    c.box("Encoder", 430, 30, w=160)
-    c.box("Tokenizer", 430, 155, w=160)
-    c.box("Decoder", 430, 280, w=160)
-    c.arrow([(190, 180), (430, 60)])
-    c.arrow([(190, 180), (430, 180)])
-    c.arrow([(190, 180), (430, 300)])
-    g = parser(c.array()).graph
-    assert edges_by_label(g) == {("audio memory", t) for t in ("encoder", "tokenizer", "decoder")}

@@ -694,3 +694,19 @@ def test_a_thick_line_with_a_marker_drawn_small_for_it_keeps_its_head(parser, wi
         c.d.polygon([(156, 321), (164, 321), (160, 328)], fill="#333333")
     g = parser(c.array()).graph
     assert edges_by_label(g) == ({("policy memory", "value head")} if with_head else set())
+
+
+def test_lines_fanning_out_of_one_point_of_a_box_are_each_an_edge(parser):
+    # three arrows leave the source at one point of its right side and part at once: where
+    # they leave, their spread looked like a head, so every contact read as a head, none as the
+    # tail, and no edge was drawn
+    c = Canvas(640, 360)
+    c.box("Audio Memory", 30, 155, w=160)
+    c.box("Encoder", 430, 30, w=160)
+    c.box("Tokenizer", 430, 155, w=160)
+    c.box("Decoder", 430, 280, w=160)
+    c.arrow([(190, 180), (430, 60)])
+    c.arrow([(190, 180), (430, 180)])
+    c.arrow([(190, 180), (430, 300)])
+    g = parser(c.array()).graph
+    assert edges_by_label(g) == {("audio memory", t) for t in ("encoder", "tokenizer", "decoder")}
