@@ -156,7 +156,9 @@ class RapidOCRBackend(TextBackend):
                 raise DeviceError(f"text_spotter backend 'rapidocr' on {self.device}: {problem}")
             opts["EngineConfig.onnxruntime.use_cuda"] = True
             opts["EngineConfig.onnxruntime.cuda_ep_cfg.device_id"] = cuda_index
-        logging.getLogger("RapidOCR").setLevel(logging.WARNING)
+        # "the text detection result is empty" is a normal answer here (a box read for a label it
+        # may not have), not a warning for the user
+        logging.getLogger("RapidOCR").setLevel(logging.ERROR)
         self.engine = RapidOCR(params=opts)
         if cuda_index is not None:
             self._check_cuda_sessions()
