@@ -393,13 +393,16 @@ def ring_arcs(dx: np.ndarray, dy: np.ndarray, r: float, tol: float = 1.5, gap: f
     return max(1, int((gaps > gap).sum()))
 
 
-def fan_tail(cts: list[Contact], comps: dict[int, Comp], members: list[int], th: float, head: float) -> None:
+def fan_tail(cts: list[Contact], comps: dict[int, Comp], members: list[int], th: float, head: float,
+             targets: list[GroundedNode]) -> None:
     """On a connector of three or more contacts that all read as heads, the one contact where
     the connector branches is its tail: the ring of radius ``1.25 R`` around it (just beyond
     the head window, ``R = max(6, head * th)``) is crossed by the connector in two or more
     arcs, every other contact's ring in at most one. Lines fanning out of one box spread across each other where
     they leave it, which the head test takes for a head's spread; a head has one line behind
-    it. Nothing changes when no contact, or more than one, branches."""
+    it. The tail must be a drawn node: free text at a branching point is a label set beside a
+    junction (``96-d`` where a residual branch leaves the input line). Nothing changes when no
+    contact, or more than one, branches."""
     if len(cts) < 3 or not all(c.head for c in cts):
         return
     xs_l, ys_l = [], []
@@ -411,5 +414,5 @@ def fan_tail(cts: list[Contact], comps: dict[int, Comp], members: list[int], th:
     r = 1.25 * max(6.0, head * th)
     counts = [ring_arcs(xs - c.x, ys - c.y, r) for c in cts]
     fans = [i for i, k in enumerate(counts) if k >= 2]
-    if len(fans) == 1:
+    if len(fans) == 1 and targets[cts[fans[0]].target].kind != "text":
         cts[fans[0]].head = False

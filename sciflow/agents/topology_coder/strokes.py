@@ -215,7 +215,7 @@ class StrokeTopology:
         visible_over_hidden(cts, hidden)
         double_heads(cts)
         weakest_head_is_tail(cts)
-        fan_tail(cts, comps, members, th, self.head)
+        fan_tail(cts, comps, members, th, self.head, targets)
         compare_ends(cts, comps, members)
 
 
