@@ -155,7 +155,7 @@ def cleaned_inside(image: np.ndarray, shape: Shape, inset: float, ink_threshold:
 class ShapeText(BackendAgent):
     """The Shape Reader agent; adds to ``diagram.text_lines`` and regroups ``text_labels``."""
 
-    overlay_legend = (("label read from an empty shape", overlay.RED), ("shape read, nothing found", overlay.BLUE))
+    overlay_legend = (("empty shape read", overlay.BLUE), ("label read in it", overlay.RED))
     backends = BACKENDS
     default_backend = "rapidocr"
     inherit_params = False

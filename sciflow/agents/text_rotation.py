@@ -1,4 +1,4 @@
-"""Text drawn at 90 or 270 degrees: tall OCR lines read upright three ways, and the frame in
+"""Text drawn at 90 or 270 degrees: tall OCR lines read upright both ways, and the frame in
 which rotated lines group into labels.
 
 Why: a text-line detector finds a rotated word as a tall box, but the recogniser reads a line

@@ -16,10 +16,10 @@ Agent behaviour (exact):
    is below ``min_text_height`` px, runs again on the enlarged copy and keeps that result.
    Boxes are mapped back to working-image coordinates. Then every line box at least
    ``rotated_tall_ratio`` (1.5; 0 turns this off) x as tall as wide is read again by the
-   backend's recogniser alone, upright as drawn at 0, 90 and 270 degrees, and the most
-   confident reading is kept with its ``rotation`` (:func:`~sciflow.agents.text_rotation.reread_tall`:
-   the recogniser reads a tall box turned one fixed way, so text running the other way came
-   out upside down).
+   backend's recogniser alone, upright as drawn at 90 and at 270 degrees, and the more
+   confident reading is kept with its ``rotation``
+   (:func:`~sciflow.agents.text_rotation.reread_tall`: the recogniser reads a tall box turned
+   one fixed way, so text running the other way came out upside down).
 2. Lines with confidence below ``min_confidence`` are dropped; arrow glyphs read as text are
    filtered: lines made only of arrow/line characters (``→ ← ↑ ↓ ⇒ - — – > < | _ = ~``) are
    dropped, single arrowhead-like characters (``V``, ``^``, ``A``, ``|``, ...) are dropped,
@@ -134,7 +134,9 @@ class RapidOCRBackend(TextBackend):
             raise RuntimeError("text_spotter backend 'rapidocr' needs `pip install rapidocr onnxruntime`") from exc
         self.use_cls = bool(self.params.get("use_cls", False))
         opts = {
-            "Global.log_level": "warning",
+            # "the text detection result is empty" is a normal answer here (a box read for a
+            # label it may not have), not a warning for the user
+            "Global.log_level": "error",
             "Global.use_cls": self.use_cls,
             "Global.text_score": float(self.params.get("text_score", 0.5)),
             # the agent does its own upscaling: let the detector see the image as given
@@ -156,8 +158,6 @@ class RapidOCRBackend(TextBackend):
                 raise DeviceError(f"text_spotter backend 'rapidocr' on {self.device}: {problem}")
             opts["EngineConfig.onnxruntime.use_cuda"] = True
             opts["EngineConfig.onnxruntime.cuda_ep_cfg.device_id"] = cuda_index
-        # "the text detection result is empty" is a normal answer here (a box read for a label it
-        # may not have), not a warning for the user
         logging.getLogger("RapidOCR").setLevel(logging.ERROR)
         self.engine = RapidOCR(params=opts)
         if cuda_index is not None:

@@ -59,6 +59,10 @@ Backend ``strokes`` (default), exact behaviour (``th`` = median OCR line height)
    end after all this is split at its middle: when one half spreads across the line joining
    the contacts at least ``max(2.5 w, w + 3)`` and 1.6 x the other half, which stays under
    that bound, that end is the head (a short arrow whose head sits under the outline mask).
+   On a connector of three or more contacts that all read as heads, the one contact on a
+   drawn node where the connector branches (a ring of ``1.25 R`` around it is crossed by two
+   or more arcs of the connector, every other contact's by at most one) is its tail
+   (:func:`~sciflow.agents.topology_coder.heads.fan_tail`: lines fanning out of one point).
 5. Edges per connector: on a connector with 3+ contacts, some with and some without a
    head, each tail gets an edge to every head its path reaches along the connector's
    skeleton (see :func:`~sciflow.agents.topology_coder.reach.reachability`: straight on
@@ -69,6 +73,10 @@ Backend ``strokes`` (default), exact behaviour (``th`` = median OCR line height)
    differ by at most 1.5x, else the wider one is the only head; no head -> an edge only when
    one end is an operator that already has an outgoing (resp. incoming) headed edge, in
    which case the line flows into (resp. out of) the operator; otherwise nothing.
+5b. Block arrows (:mod:`.blocks`): a one-piece connector that gave no edge and whose
+   silhouette reads as an arrow (a shaft at least ``max(6, 0.3 th)`` px wide, a wider head
+   narrowing to a tip) joins the node a ray from its tail meets to the node a ray from its
+   tip meets, each within ``block_reach`` (3) text heights or the arrow's length.
 6. Edge confidence = ``0.6 + 0.4 x`` the head's evidence margin, times 0.9 for dashed or
    dotted connectors. Free text labels that are not edge ends and lie within
    ``label_dist * th`` of exactly one connector with exactly one edge become its label. Hyphens at
@@ -76,7 +84,8 @@ Backend ``strokes`` (default), exact behaviour (``th`` = median OCR line height)
 
 Each step is a module of plain functions (:mod:`.masks` 1, :mod:`.components` and
 :mod:`.dashes` 2, :mod:`.attach`, :mod:`.frames` and :mod:`.underpass` 3, :mod:`.heads` 4,
-:mod:`.edges` and :mod:`.reach` 5, :mod:`.labels` 6); :mod:`.strokes` runs them in order.
+:mod:`.edges` and :mod:`.reach` 5, :mod:`.blocks` 5b, :mod:`.labels` 6); :mod:`.strokes`
+runs them in order.
 """
 
 from __future__ import annotations

@@ -79,7 +79,8 @@ class StrokeTopology:
         # 9: an arrowhead's wing (a spur of the skeleton) is no dangling end to follow, nor a dash end;
         # a dangling end is not followed into a text or frame its connector passes under;
         # 10: a run of dots goes on in its own direction (onto its head); small heads of thick lines;
-        # 11: block arrows (closed arrow shapes between two boxes)
+        # 11: block arrows (closed arrow shapes between two boxes); the branching contact of an
+        # all-heads connector is its tail (a fan out of one point of a box)
         return {"backend": "strokes", "version": 11}
 
     def trace(self, d: Diagram) -> None:
