@@ -44,7 +44,7 @@ import cv2
 import numpy as np
 
 from sciflow.agents import overlay
-from sciflow.agents.diagram import BBox, Diagram, Shape, TextBox
+from sciflow.agents.diagram import BBox, Diagram, Shape, TextBox, bbox_area, bbox_intersection
 from sciflow.agents.registry import AGENTS, BackendAgent
 from sciflow.agents.text_filters import clean_text, fold_latin_diacritics
 from sciflow.agents.text_spotter import BACKENDS, group_lines
@@ -65,17 +65,21 @@ def _inside(outer: BBox, inner: BBox) -> bool:
 def _overlaps(a: BBox, b: BBox, share: float = 0.1) -> bool:
     """Whether the boxes cross over more than ``share`` of the smaller one while neither holds
     the other (boxes drawn edge to edge, or sharing a side, cross by a sliver only)."""
-    iw, ih = min(a[2], b[2]) - max(a[0], b[0]), min(a[3], b[3]) - max(a[1], b[1])
-    small = min((a[2] - a[0]) * (a[3] - a[1]), (b[2] - b[0]) * (b[3] - b[1]))
-    cross = iw > 0 and ih > 0 and iw * ih > share * small
+    cross = bbox_intersection(a, b) > share * min(bbox_area(a), bbox_area(b))
     return cross and not _inside(a, b) and not _inside(b, a)
+
+
+def _holds_line(box: BBox, lines: list[TextBox]) -> bool:
+    """Whether the centre of one of ``lines`` lies in ``box``."""
+    return any(box[0] <= (t.bbox[0] + t.bbox[2]) / 2 <= box[2] and box[1] <= (t.bbox[1] + t.bbox[3]) / 2 <= box[3]
+               for t in lines)
 
 
 def empty_boxes(shapes: list[Shape], lines: list[TextBox], th: float, min_side: float, max_side: float) -> list[Shape]:
     """Step 1: shapes of a box kind holding no line centre and no other shape, crossing no
-    other shape's box over a tenth of the smaller (cards of a stack, cells of a drawn cube: their insides hold pieces of
-    each other's outlines), sized between ``min_side`` and ``max_side`` text heights ``th``,
-    smallest first.
+    other shape's box over a tenth of the smaller (cards of a stack, cells of a drawn cube:
+    their insides hold pieces of each other's outlines), sized between ``min_side`` and
+    ``max_side`` text heights ``th``, smallest first.
 
     >>> a = Shape(0, "rect", (0, 0, 40, 40), (), (255, 255, 255), 1.0, 1600.0)
     >>> b = Shape(1, "rect", (100, 0, 140, 40), (), (255, 255, 255), 1.0, 1600.0)
@@ -88,7 +92,7 @@ def empty_boxes(shapes: list[Shape], lines: list[TextBox], th: float, min_side: 
         w, h = x1 - x0, y1 - y0
         if s.kind not in BOX_KINDS or not (min_side * th <= min(w, h) and max(w, h) <= max_side * th):
             continue
-        if any(x0 <= (t.bbox[0] + t.bbox[2]) / 2 <= x1 and y0 <= (t.bbox[1] + t.bbox[3]) / 2 <= y1 for t in lines):
+        if _holds_line(s.bbox, lines):
             continue
         if any(o.id != s.id and (_inside(s.bbox, o.bbox) or _overlaps(s.bbox, o.bbox)) for o in shapes):
             continue
@@ -218,8 +222,7 @@ class ShapeText(BackendAgent):
         tried: list[int] = []
         for s in empty_boxes(diagram.shapes, lines, th, self.min_side, self.max_side):
             # a shape around one already read is a container now (step 4)
-            if any(s.bbox[0] <= (t.bbox[0] + t.bbox[2]) / 2 <= s.bbox[2]
-                   and s.bbox[1] <= (t.bbox[1] + t.bbox[3]) / 2 <= s.bbox[3] for t in lines):
+            if _holds_line(s.bbox, lines):
                 continue
             found = self.read_shape(diagram.image, s, th)
             tried.append(s.id)

@@ -337,6 +337,13 @@ def double_heads(cts: list[Contact]) -> None:
             (a if a.spread < b.spread else b).head = False
 
 
+def member_pixels(comps: dict[int, Comp], members: list[int]) -> tuple[np.ndarray, np.ndarray]:
+    """Image x and y (float) of every pixel of the pieces ``members``."""
+    xs_l = [np.nonzero(comps[m].mask)[1] + comps[m].x0 for m in members]
+    ys_l = [np.nonzero(comps[m].mask)[0] + comps[m].y0 for m in members]
+    return np.concatenate(xs_l).astype(float), np.concatenate(ys_l).astype(float)
+
+
 def compare_ends(cts: list[Contact], comps: dict[int, Comp], members: list[int]) -> None:
     """A short two-contact connector whose head the window test missed (the head sits mostly
     under the node's outline mask, or the window was cut to under half the connector):
@@ -352,13 +359,7 @@ def compare_ends(cts: list[Contact], comps: dict[int, Comp], members: list[int])
     if L < 1.0:
         return
     ux, uy = vx / L, vy / L
-    xs_l, ys_l = [], []
-    for m in members:
-        ys, xs = np.nonzero(comps[m].mask)
-        xs_l.append(xs + comps[m].x0)
-        ys_l.append(ys + comps[m].y0)
-    xs = np.concatenate(xs_l).astype(float)
-    ys = np.concatenate(ys_l).astype(float)
+    xs, ys = member_pixels(comps, members)
     along = (xs - a.x) * ux + (ys - a.y) * uy
     lat = -(xs - a.x) * uy + (ys - a.y) * ux
     w = float(np.median([comps[m].width for m in members]))
@@ -405,12 +406,7 @@ def fan_tail(cts: list[Contact], comps: dict[int, Comp], members: list[int], th:
     contact, or more than one, branches."""
     if len(cts) < 3 or not all(c.head for c in cts):
         return
-    xs_l, ys_l = [], []
-    for m in members:
-        ys, xs = np.nonzero(comps[m].mask)
-        xs_l.append(xs + comps[m].x0)
-        ys_l.append(ys + comps[m].y0)
-    xs, ys = np.concatenate(xs_l).astype(float), np.concatenate(ys_l).astype(float)
+    xs, ys = member_pixels(comps, members)
     r = 1.25 * max(6.0, head * th)
     counts = [ring_arcs(xs - c.x, ys - c.y, r) for c in cts]
     fans = [i for i, k in enumerate(counts) if k >= 2]
