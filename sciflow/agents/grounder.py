@@ -11,7 +11,10 @@ Backend ``rules`` (default), exact behaviour:
    side with its centre inside and at most half its height above (:func:`_title_place`:
    OCR boxes are padded, so a title set just under the line has a box reaching above it).
 3. Any other shape with text is a node; its label is all its lines in reading order joined
-   by spaces; ``kind`` is the shape kind; confidence = shape confidence x min line confidence.
+   by spaces, except on a text card (:func:`~sciflow.agents.card_header.card_header`: a title
+   at least ``header_ratio`` x taller than a body of ``header_min_body`` or more lines below
+   it), whose label is its title; ``kind`` is the shape kind; confidence = shape confidence x
+   min line confidence.
 4. Each operator symbol is a node of kind ``"operator"`` labelled with the symbol, unless it
    lies inside a node shape; its outline is the untexted shape that holds nothing but it
    (:func:`operator_box`: a ``⊕`` typed as a box's label), else its circle. A node shape whose
@@ -41,6 +44,7 @@ import cv2
 import numpy as np
 
 from sciflow.agents import overlay
+from sciflow.agents.card_header import card_header
 from sciflow.agents.diagram import (
     Diagram,
     GroundedNode,
@@ -114,11 +118,13 @@ class RuleGrounder:
         self.max_words = int(self.params.get("max_words", 12))
         self.layout_nodes = bool(self.params.get("layout_nodes", True))
         self.layout_min_conf = float(self.params.get("layout_min_conf", 0.5))
+        self.header_ratio = float(self.params.get("header_ratio", 1.35))
+        self.header_min_body = int(self.params.get("header_min_body", 3))
 
     def fingerprint(self) -> dict[str, Any]:
         # 2: titles reaching above the frame; 3: an operator in a box of its own takes the box,
-        # a one-symbol misreading around an operator is its symbol
-        return {"backend": "rules", "version": 3}
+        # a one-symbol misreading around an operator is its symbol; 4: a text card is named by its title
+        return {"backend": "rules", "version": 4}
 
     def _captioned_icons(
         self,
@@ -257,7 +263,8 @@ class RuleGrounder:
             if s.id in lines_in:
                 lab = make_label(0, lines_in[s.id])
                 node_shape_ids.add(s.id)
-                text = lab.text
+                title = card_header(lines_in[s.id], ratio=self.header_ratio, min_body=self.header_min_body)
+                text = make_label(0, title).text if title else lab.text
                 if symbol_reading(text):  # a drawn operator the OCR misread as another glyph
                     inside = [o for o in diagram.operators if _inside_box(o.center, lab.bbox)]
                     text = inside[0].symbol if len(inside) == 1 else text
