@@ -9,7 +9,9 @@ Backend ``rules`` (default), exact behaviour:
    ``"container"`` (a graph node only when an edge attaches to the container itself). Its
    label is the free text line group nearest its top edge, inside it or straddling the top
    side with its centre inside and at most half its height above (:func:`_title_place`:
-   OCR boxes are padded, so a title set just under the line has a box reaching above it).
+   OCR boxes are padded, so a title set just under the line has a box reaching above it),
+   that has no other such group in its row (:func:`_same_row`: a row of captions over the
+   panel's items names the items).
 3. Any other shape with text is a node; its label is all its lines in reading order joined
    by spaces, except on a text card (:func:`~sciflow.agents.card_header.card_header`: a title
    at least ``header_ratio`` x taller than a body of ``header_min_body`` or more lines below
@@ -123,7 +125,8 @@ class RuleGrounder:
 
     def fingerprint(self) -> dict[str, Any]:
         # 2: titles reaching above the frame; 3: an operator in a box of its own takes the box,
-        # a one-symbol misreading around an operator is its symbol; 4: a text card is named by its title
+        # a one-symbol misreading around an operator is its symbol; 4: a text card is named by
+        # its title, a container's title stands alone in its row
         return {"backend": "rules", "version": 4}
 
     def _captioned_icons(
@@ -291,7 +294,8 @@ class RuleGrounder:
         for s in diagram.shapes:
             if s.id not in texted_desc:
                 continue
-            own = [lb for lb in labels if _title_place(lb.bbox, s.bbox)]
+            placed = [lb for lb in labels if _title_place(lb.bbox, s.bbox)]
+            own = [lb for lb in placed if not any(_same_row(lb.bbox, o.bbox) for o in placed if o is not lb)]
             title = min(own, key=lambda lb: lb.bbox[1] - s.bbox[1]) if own else None
             if title is not None:
                 titles.add(title.id)
@@ -428,6 +432,18 @@ def _title_place(label: tuple[float, ...], frame: tuple[float, ...], tol: float 
         and label[1] >= frame[1] - 0.5 * h
         and frame[1] < cy
     )
+
+
+def _same_row(a: tuple[float, ...], b: tuple[float, ...]) -> bool:
+    """Whether two labels share a row: their vertical extents overlap by more than half the
+    smaller height. A heading stands alone in its row; a row of texts (the captions over a
+    panel's items) names the items, not the panel.
+
+    >>> _same_row((0, 0, 40, 20), (60, 5, 90, 25)), _same_row((0, 0, 40, 20), (0, 30, 40, 50))
+    (True, False)
+    """
+    overlap = min(a[3], b[3]) - max(a[1], b[1])
+    return overlap > 0.5 * min(a[3] - a[1], b[3] - b[1])
 
 
 def _area(b: tuple[float, ...]) -> float:

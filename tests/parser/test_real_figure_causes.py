@@ -149,6 +149,15 @@ def test_compare_ends_puts_the_head_at_the_wide_end_of_a_short_connector():
     cts = [Contact(0, 0, 2.0, 10.0), Contact(0, 1, 38.0, 10.0)]
     compare_ends(cts, {0: _comp(headed[:, ::-1])}, [0])
     assert [c.head for c in cts] == [True, False]
+    # a head longer than half the connector (its wide base past the middle), on a thin shaft
+    short = np.zeros((21, 30), np.uint8)
+    short[10, :10] = 1
+    for k, x in enumerate(range(10, 28)):  # 15 px wide at its base, 1 px at its tip
+        half = 7 - (7 * k) // 17
+        short[10 - half : 10 + half + 1, x] = 1
+    cts = [Contact(0, 0, 0.0, 10.0), Contact(0, 1, 28.0, 10.0)]
+    compare_ends(cts, {0: _comp(short)}, [0])
+    assert [c.head for c in cts] == [False, True]
     # a plain line, and a line wide at both ends (a bracket), have no head
     for mask in (line, np.maximum(headed, headed[:, ::-1])):
         cts = [Contact(0, 0, 2.0, 10.0), Contact(0, 1, 38.0, 10.0)]

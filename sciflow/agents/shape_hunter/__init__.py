@@ -91,10 +91,16 @@ Backends (``[parser.shape_hunter] backend``), registered in :data:`BACKENDS`:
   5. Prompted shapes first, then automatic ones; a shape whose bbox has IoU above
      ``dedupe_iou`` with a kept one is dropped. Then steps 6-7 as above.
 
+Whatever the backend, a shape with a drop shadow (:func:`~.shadows.drop_shadow`: a band of
+one flat colour, 3 px to ``shadow_max`` text heights wide, along one vertical and one
+horizontal side, unlike the colour outside the other two) is grown over it: the shadow is
+part of the box as drawn, not a connector touching it.
+
 Layout of this package (one idea a file): :mod:`.base` (the :data:`BACKENDS` registry, the
 :class:`ShapeBackend` protocol, :func:`assign_parents`), :mod:`.ink` (background, channel
 differences, ink masks), :mod:`.boxes` (box arithmetic), :mod:`.masks` (region masks),
-:mod:`.shapes` (the kind tests of step 5), :mod:`.operators` (step 7), :mod:`.opencv` with
+:mod:`.shapes` (the kind tests of step 5), :mod:`.operators` (step 7), :mod:`.shadows` (drop
+shadows), :mod:`.opencv` with
 :mod:`.opencv_regions` (steps 4-5) and :mod:`.opencv_frames` (steps 8-9), :mod:`.sam` with
 :mod:`.sam_model` (building and loading the model); here the :class:`ShapeHunter` agent.
 """
@@ -132,6 +138,7 @@ from sciflow.agents.shape_hunter.sam_model import (
     check_sam_arch,
     load_sam,
 )
+from sciflow.agents.shape_hunter.shadows import with_shadows
 from sciflow.agents.shape_hunter.shapes import _cap_above, _classify, _cylinder_sag, _diamond_tips, _running_median5
 from sciflow.agents.text_filters import symbol_reading
 
@@ -185,6 +192,7 @@ class ShapeHunter(BackendAgent):
     def __init__(self, params: Mapping[str, Any]):
         super().__init__(params)
         self.find_operators = bool(self.params.get("operators", True))
+        self.shadow_max = float(self.params.get("shadow_max", 0.6))
 
     def run(self, diagram: Diagram) -> None:
         # multi-line labels count as text boxes too (glyph edges may join across lines)
@@ -192,6 +200,9 @@ class ShapeHunter(BackendAgent):
             TextBox(-1 - lb.id, lb.text, lb.bbox, lb.confidence) for lb in diagram.text_labels if len(lb.line_ids) > 1
         ]
         diagram.shapes = self.backend.find(diagram.image, boxes)
+        if self.shadow_max > 0:  # a box's drop shadow is part of the box (:mod:`.shadows`)
+            limit = int(round(max(4.0, self.shadow_max * diagram.text_height())))
+            diagram.shapes = with_shadows(diagram.shapes, diagram.image, limit)
         if self.find_operators:
             ops = find_operators(diagram.image, diagram.text_height(), self.params)
             # an operator must not be a letter: drop circles inside OCR line boxes, unless the

@@ -178,7 +178,16 @@ class RegionSteps:
                 bx0, by0, bx1, by1 = cands[i]["box"]
                 m[by0 - Y0 : by1 - Y0, bx0 - X0 : bx1 - X0] |= cands[i]["mask"]
             pieces = m.copy()  # the fragments as found, before they are closed into one
-            if len(members) > 1:
+            colors = [cands[i]["color"] for i in members]
+            areas = [cands[i]["mask"].sum() for i in members]
+            color = colors[int(np.argmax(areas))]
+            is_bg = _same_color(color, bg, self.color_tol)
+            if len(members) > 1 or not is_bg:
+                # A filled panel is one region even where a connector runs from a shape inside
+                # it out across its border: the stroke cuts a channel (a few px) from the
+                # border to that shape, which would leave the shape a bay of the panel, not a
+                # hole, and the panel's outline running along the connector. Closing seals
+                # every channel narrower than ``merge_gap``.
                 k = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (self.merge_gap, self.merge_gap))
                 m = cv2.morphologyEx(m, cv2.MORPH_CLOSE, k)
             m = _fill_holes(m)
@@ -191,10 +200,6 @@ class RegionSteps:
             area = float(cv2.contourArea(cnt))
             hull_area = float(cv2.contourArea(cv2.convexHull(cnt)))
             solidity = area / max(hull_area, 1.0)
-            colors = [cands[i]["color"] for i in members]
-            areas = [cands[i]["mask"].sum() for i in members]
-            color = colors[int(np.argmax(areas))]
-            is_bg = _same_color(color, bg, self.color_tol)
             if solidity < (self.min_solidity_bg if is_bg else self.min_solidity):
                 continue
             if centres and self._enclosed_gap(m, X0, Y0, image, ink, color, members, cands, centres):

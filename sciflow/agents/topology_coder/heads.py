@@ -347,10 +347,14 @@ def member_pixels(comps: dict[int, Comp], members: list[int]) -> tuple[np.ndarra
 def compare_ends(cts: list[Contact], comps: dict[int, Comp], members: list[int]) -> None:
     """A short two-contact connector whose head the window test missed (the head sits mostly
     under the node's outline mask, or the window was cut to under half the connector):
-    split its pixels by the nearer contact and measure each half's spread across the line
-    joining the contacts (2nd to 98th percentile). When one half spreads at least
-    ``max(2.5 w, w + 3)`` and at least 1.6 x the other half, which itself stays under that
-    bound (a plain line), that end carries the head. Nothing changes otherwise."""
+    measure the spread across the line joining the contacts (2nd to 98th percentile) of the
+    pixels in the outer third at each end. When one end spreads at least
+    ``max(2.5 w, w + 3)`` and at least 1.6 x the other end, which itself stays under that
+    bound (a plain line), that end carries the head. Thirds, not halves: on a short arrow
+    the head can be longer than half the connector, and its wide base then lies in the
+    tail's half. ``w`` is the stroke width, or the narrower end's spread where that is less:
+    a head that is much of the ink inflates the connector's median width. Nothing changes
+    otherwise."""
     if len(cts) != 2 or cts[0].head or cts[1].head:
         return
     a, b = cts
@@ -362,13 +366,13 @@ def compare_ends(cts: list[Contact], comps: dict[int, Comp], members: list[int])
     xs, ys = member_pixels(comps, members)
     along = (xs - a.x) * ux + (ys - a.y) * uy
     lat = -(xs - a.x) * uy + (ys - a.y) * ux
-    w = float(np.median([comps[m].width for m in members]))
-    need = max(2.5 * w, w + 3.0)
     spreads = []
-    for half in (along <= 0.5 * L, along > 0.5 * L):
+    for half in (along <= L / 3.0, along >= 2.0 * L / 3.0):
         if half.sum() < 3:
             return
         spreads.append(float(np.percentile(lat[half], 98) - np.percentile(lat[half], 2)) + 1.0)
+    w = min(float(np.median([comps[m].width for m in members])), min(spreads))
+    need = max(2.5 * w, w + 3.0)
     for i, j in ((0, 1), (1, 0)):
         if spreads[i] >= need and spreads[i] >= 1.6 * spreads[j] and spreads[j] < need:
             cts[i].head = True
