@@ -21,6 +21,10 @@ from sciflow.agents.shape_hunter.masks import _fill_holes
 from sciflow.agents.shape_hunter.opencv_frames import FrameSteps
 from sciflow.agents.shape_hunter.opencv_regions import RegionSteps
 
+# A region less solid than ``min_solidity`` but at least this is kept as a fragment that
+# must merge (step 4) with another of its fill to become a shape.
+_FRAGMENT_SOLIDITY = 0.4
+
 
 @BACKENDS.register("opencv")
 class OpenCVShapes(FrameSteps, RegionSteps, ShapeBackend):
@@ -50,7 +54,9 @@ class OpenCVShapes(FrameSteps, RegionSteps, ShapeBackend):
         # step) a circled plus's quadrants are read as an area on the ink, small glyphs kept;
         # 9: paper read as a cylinder only from a sagging top is paper too when its text hugs its rim;
         # 10: (the agent's operator step) a small circle is an operator only inside its own box
-        return {"backend": "opencv", "opencv": cv2.__version__, "version": 10}
+        # 11: filled regions closed over connector channels; paper of a panel closed in by
+        # connectors is no shape
+        return {"backend": "opencv", "opencv": cv2.__version__, "version": 11}
 
     def barriers(self, image: np.ndarray) -> np.ndarray:
         edges = np.zeros(image.shape[:2], np.uint8)
@@ -104,7 +110,8 @@ class OpenCVShapes(FrameSteps, RegionSteps, ShapeBackend):
             farea = float(filled.sum())
             cnts, _ = cv2.findContours(filled, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
             hull = float(cv2.contourArea(cv2.convexHull(max(cnts, key=cv2.contourArea)))) if cnts else 0.0
-            if farea / max(hull, 1.0) < self.min_solidity:  # regions enclosed by connectors
+            solidity = farea / max(hull, 1.0)
+            if solidity < _FRAGMENT_SOLIDITY:  # regions enclosed by connectors
                 continue
             if mask.sum() < 0.35 * farea:
                 dtm = cv2.distanceTransform(np.pad(mask, 1), cv2.DIST_L2, 3).max()
@@ -114,6 +121,9 @@ class OpenCVShapes(FrameSteps, RegionSteps, ShapeBackend):
             color = np.median(pix, axis=0)
             # colour noise (JPEG, gradients): the 75th percentile of the pixels' deviation from the median
             noise = float(np.percentile(np.abs(pix.astype(np.int16) - color.astype(np.int16)).max(axis=1), 75))
-            cands[i] = {"box": (x, y, x + bw, y + bh), "mask": mask, "color": color, "area": farea, "noise": noise}
+            cands[i] = {"box": (x, y, x + bw, y + bh), "mask": mask, "color": color, "area": farea, "noise": noise,
+                        # too hollow to be a shape alone: a piece of a panel that a chain of
+                        # connectors and boxes cuts in two, a shape only merged with the rest
+                        "fragment": solidity < self.min_solidity}
         groups = self._merge(cands, labels, bg)
         return self._finish(groups, cands, image, bg, barrier, text_lines)

@@ -119,6 +119,23 @@ class RegionSteps:
             xi, yi = int(cx) - X0, int(cy) - Y0
             if 0 <= xi < mw and 0 <= yi < mh and m[yi, xi]:
                 return False
+        return self._fill_around(m, X0, Y0, image, ink, color, members, cands)
+
+    def _fill_around(
+        self,
+        m: np.ndarray,
+        X0: int,
+        Y0: int,
+        image: np.ndarray,
+        ink: np.ndarray,
+        color: np.ndarray,
+        members: list[int],
+        cands: dict[int, dict[str, Any]],
+    ) -> bool:
+        """Whether the region ``m``'s fill is the colour of at least 30 % of the non-ink pixels
+        3-7 px outside its outline (within the fragments' colour noise): the paper it lies
+        on, the page's or a panel's."""
+        mh, mw = m.shape
         outer = cv2.dilate(m, np.ones((15, 15), np.uint8))
         ring = (outer > 0) & (cv2.dilate(m, np.ones((7, 7), np.uint8)) == 0)
         sub_ink = ink[Y0 : Y0 + mh, X0 : X0 + mw]
@@ -166,6 +183,8 @@ class RegionSteps:
         ink = ink_mask(image, bg, 40) > 0
         found: list[tuple[BBox, np.ndarray, str, float, tuple[int, int, int], float]] = []
         for members in groups:
+            if len(members) == 1 and cands[members[0]].get("fragment"):
+                continue  # a hollow region that merged with nothing
             boxes = [cands[i]["box"] for i in members]
             x0 = min(b[0] for b in boxes)
             y0 = min(b[1] for b in boxes)
@@ -227,10 +246,15 @@ class RegionSteps:
             # a cylinder read only from a sagging top (no cap of its own above it) may be paper
             # between two arrows leaving one box, closed below by the box they meet
             loose = kind in ("polygon", "region") or (kind == "cylinder" and arc is None and not cap_found)
-            if is_bg and loose and self._labels_at_rim(pieces, X0, Y0, text_lines or []):
-                # paper-coloured, no shape's outline, and no text or only text hugging its rim:
-                # paper closed in by connectors and the boxes they join, holding at most the
-                # label of one of those connectors (a speech bubble's text sits well inside it)
+            if (
+                loose
+                and (is_bg or self._fill_around(m, X0, Y0, image, ink, color, members, cands))
+                and self._labels_at_rim(pieces, X0, Y0, text_lines or [])
+            ):
+                # paper-coloured (the page's, or the panel's it lies on), no shape's outline,
+                # and no text or only text hugging its rim: paper closed in by connectors and
+                # the boxes they join, holding at most the label of one of those connectors
+                # (a speech bubble's text sits well inside it)
                 continue
             poly = cv2.approxPolyDP(cnt, 1.0, True).reshape(-1, 2)
             if kind == "diamond":

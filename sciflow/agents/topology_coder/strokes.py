@@ -81,7 +81,8 @@ class StrokeTopology:
         # 10: a run of dots goes on in its own direction (onto its head); small heads of thick lines;
         # 11: block arrows (closed arrow shapes between two boxes); the branching contact of an
         # all-heads connector is its tail (a fan out of one point of a box)
-        return {"backend": "strokes", "version": 11}
+        # 12: compare_ends measures the outer thirds on the shaft's own width
+        return {"backend": "strokes", "version": 12}
 
     def trace(self, d: Diagram) -> None:
         """Fill ``d.strokes`` and ``d.edges``."""
