@@ -15,7 +15,9 @@ Backends (``[parser.shape_hunter] backend``), registered in :data:`BACKENDS`:
      at least ``min_side`` px, it is not a letter counter (more than ``text_overlap`` of its
      bbox inside one OCR line box while smaller than 1.5 line heights), and its filled outer
      contour has solidity of at least ``min_solidity``
-     (``min_solidity_bg`` when its colour equals the background colour); a thin band (under
+     (``min_solidity_bg`` when its colour equals the background colour; a region of solidity
+     0.4 to ``min_solidity`` is kept as a *fragment* that becomes a shape only merged with
+     another in step 4: a panel cut in two by a chain of boxes and connectors); a thin band (under
      35 % of its filled area, under 8 px thick) is the inside of a thick outline and is skipped.
   4. Fragments are merged: two candidates of the same colour (max channel difference at most
      3 x the sum of their colour noise, the 75th percentile of their pixels' deviation from
@@ -26,7 +28,11 @@ Backends (``[parser.shape_hunter] backend``), registered in :data:`BACKENDS`:
      makes it a nested shape.
      A merged group is dropped as a patch of paper closed in by connectors, container
      borders and other shapes when it holds no OCR line's centre and at least 30 % of the
-     non-ink pixels 3-7 px outside it have its colour (:meth:`OpenCVShapes._enclosed_gap`).
+     non-ink pixels 3-7 px outside it have its colour (:meth:`OpenCVShapes._enclosed_gap`),
+     and so is an irregular one of that colour (the page's or the panel's around it) whose
+     text all hugs its rim. A group, and a one-piece region of a fill other than the
+     background, is closed over gaps under ``merge_gap`` px (a connector from a box inside a
+     panel out across its border leaves the box a hole of the panel, not a bay).
   5. Kind from the contour: ellipse/circle (area within 6 % of the fitted ellipse), 4-vertex
      polygons as rect / diamond / parallelogram / trapezoid, rounded rect (bbox fill ratio in
      ``[0.86, 0.985)`` with straight sides), cylinder (a merged cap on top, or a cap arc found
