@@ -18,7 +18,9 @@ Backends (``[parser.shape_hunter] backend``), registered in :data:`BACKENDS`:
      (``min_solidity_bg`` when its colour equals the background colour; a region of solidity
      0.4 to ``min_solidity`` is kept as a *fragment* that becomes a shape only merged with
      another in step 4: a panel cut in two by a chain of boxes and connectors); a thin band (under
-     35 % of its filled area, under 8 px thick) is the inside of a thick outline and is skipped.
+     35 % of its filled area, its 90th-percentile depth under 4 px: under 8 px thick nearly
+     everywhere, a thick arrow drawn on from the outline included) is the inside of a thick
+     outline and is skipped (:func:`~.opencv.outline_band`).
   4. Fragments are merged: two candidates of the same colour (max channel difference at most
      3 x the sum of their colour noise, the 75th percentile of their pixels' deviation from
      the median, clamped to ``[4, color_tol]``: a flat #f5f5f5 ellipse is not the white
@@ -42,9 +44,11 @@ Backends (``[parser.shape_hunter] backend``), registered in :data:`BACKENDS`:
   6. ``parent`` is the smallest other shape whose outline contains this shape's bbox.
   8. Frames: rectangles assembled from long straight ink runs (at least ``frame_len`` x the
      text height, 1.5: the clusters of a left-to-right layout are short; ink pieces lying
-     wholly inside an OCR line box are left out): top and bottom runs with matching ends
+     wholly inside an OCR line box are left out; at most ``max(8 px, 0.25 th)`` thick, so a
+     figure drawn large keeps its frames): top and bottom runs with matching ends
      plus left and right runs covering 60 % of the height. A run on the outline of a box
-     already found is no side (two boxes stacked with their sides in line frame nothing),
+     already found is no side (two boxes stacked with their sides in line frame nothing;
+     an irregular ``polygon`` region is no box),
      and a side whose top end lies nearer the end of another horizontal run than this
      frame's corner belongs to the frame next door.
      Dashed and dotted sides count: gaps of up to ``frame_dash_gap`` text heights are closed
@@ -58,7 +62,10 @@ Backends (``[parser.shape_hunter] backend``), registered in :data:`BACKENDS`:
      outline running close to the frame's bottom, ends elsewhere. They catch containers
      whose interior is cut by connectors; a frame overlapping a region shape (IoU > 0.8,
      or holding it within ``max(6, 0.4 th)`` px on
-     every side: a thick outline) is not added twice.
+     every side: a thick outline) is not added twice, unless that shape is a *piece* of the
+     frame's panel: an irregular ``polygon`` region of the frame's fill lying inside it along
+     two or more of its sides and covering under 90 % of it (connectors crossing the border
+     cut the panel's fill into such pieces). The frame replaces its pieces.
   9. Pictures: solid blobs and photos survive a morphological opening that removes strokes
      and text; see :meth:`OpenCVShapes._add_blobs`.
   7. Operators: Hough circles of radius ``operator_radius`` (fractions of the text height),

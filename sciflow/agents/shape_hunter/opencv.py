@@ -26,6 +26,28 @@ from sciflow.agents.shape_hunter.opencv_regions import RegionSteps
 _FRAGMENT_SOLIDITY = 0.4
 
 
+def outline_band(mask: np.ndarray, half_width: float = 4.0) -> bool:
+    """Whether the hollow region ``mask`` is the band left inside a thick outline between
+    the edges found along its two sides: thin nearly everywhere, its 90th-percentile depth
+    (distance to the region's border) under ``half_width`` px. The percentile, not the
+    deepest point: a thick arrow drawn on from the outline joins the band with a deeper
+    core, over a small share of its pixels.
+
+    >>> ring = np.zeros((120, 160), np.uint8)
+    >>> ring[10:116, 10:150] = 1; ring[14:112, 14:146] = 0          # a band 4 px wide
+    >>> spur = ring.copy(); spur[50:62, 150:160] = 1; spur[50:62, 146:150] = 1  # a 12 px arrow's core
+    >>> outline_band(ring), outline_band(spur)
+    (True, True)
+    >>> panel = np.zeros((120, 160), np.uint8)
+    >>> panel[10:116, 10:150] = 1; panel[40:80, 40:120] = 0        # a panel's fill around a box
+    >>> outline_band(panel)
+    False
+    """
+    dt = cv2.distanceTransform(np.pad(mask.astype(np.uint8), 1), cv2.DIST_L2, 3)
+    depth = dt[dt > 0]
+    return depth.size == 0 or float(np.percentile(depth, 90)) < half_width
+
+
 @BACKENDS.register("opencv")
 class OpenCVShapes(FrameSteps, RegionSteps, ShapeBackend):
     """Edge-bounded regions, fragment merging and contour classification (package docstring)."""
@@ -56,7 +78,10 @@ class OpenCVShapes(FrameSteps, RegionSteps, ShapeBackend):
         # 10: (the agent's operator step) a small circle is an operator only inside its own box
         # 11: filled regions closed over connector channels; paper of a panel closed in by
         # connectors is no shape
-        return {"backend": "opencv", "opencv": cv2.__version__, "version": 11}
+        # 12: frame sides up to 0.25 text heights thick; irregular regions of a frame's fill along
+        # its sides are pieces of it (the frame replaces them); an outline's band is thin at its
+        # 90th percentile
+        return {"backend": "opencv", "opencv": cv2.__version__, "version": 12}
 
     def barriers(self, image: np.ndarray) -> np.ndarray:
         edges = np.zeros(image.shape[:2], np.uint8)
@@ -113,10 +138,8 @@ class OpenCVShapes(FrameSteps, RegionSteps, ShapeBackend):
             solidity = farea / max(hull, 1.0)
             if solidity < _FRAGMENT_SOLIDITY:  # regions enclosed by connectors
                 continue
-            if mask.sum() < 0.35 * farea:
-                dtm = cv2.distanceTransform(np.pad(mask, 1), cv2.DIST_L2, 3).max()
-                if dtm < 4.0:  # the band inside a thick outline, not a shape
-                    continue
+            if mask.sum() < 0.35 * farea and outline_band(mask):
+                continue  # the band inside a thick outline, not a shape
             pix = image[y : y + bh, x : x + bw][mask > 0]
             color = np.median(pix, axis=0)
             # colour noise (JPEG, gradients): the 75th percentile of the pixels' deviation from the median

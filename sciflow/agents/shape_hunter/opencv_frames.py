@@ -14,6 +14,13 @@ from sciflow.agents.shape_hunter.ink import _same_color, ink_mask, without_glyph
 
 #: how far (max channel) a region's fill may be from the background and still be paper (noise)
 PAPER_TOL = 8.0
+# kinds of region whose outline is no box's: it follows whatever bounds the region (a panel's
+# border and the connectors that cut the panel into pieces)
+IRREGULAR = ("polygon",)
+# a frame's side is at most this many text heights thick (and at most 8 px where text is small)
+FRAME_SIDE_MAX = 0.25
+# a piece of a panel covers less than this share of the panel's frame
+PIECE_MAX_AREA = 0.9
 
 
 def rounded_rect(box: BBox, r: float, steps: int = 4) -> tuple[tuple[float, float], ...]:
@@ -191,6 +198,31 @@ def _cut_by(box: BBox, runs: list[tuple[float, float, float]], margin: float) ->
     return False
 
 
+def _panel_piece(sh: Shape, frame: BBox, fill: tuple[int, ...], tol: float, m: float) -> bool:
+    """Whether ``sh`` is a piece of the panel ``frame`` (filled ``fill``) that connectors cut
+    apart: an irregular region (:data:`IRREGULAR`) of the frame's fill (within ``tol``) lying
+    inside the frame (``m`` px slack), along at least two of its sides, and covering less than
+    :data:`PIECE_MAX_AREA` of it (a region filling its frame is the frame's own inside).
+
+    >>> frame = (0.0, 0.0, 400.0, 300.0)
+    >>> piece = Shape(0, "polygon", (2.0, 2.0, 398.0, 200.0), (), (240, 250, 235), 0.8, 60000.0)
+    >>> _panel_piece(piece, frame, (241, 249, 236), 14.0, 6.0)
+    True
+    >>> box = Shape(1, "rect", (2.0, 2.0, 398.0, 200.0), (), (240, 250, 235), 0.9, 79000.0)
+    >>> inner = Shape(2, "polygon", (50.0, 50.0, 150.0, 150.0), (), (240, 250, 235), 0.8, 9000.0)
+    >>> _panel_piece(box, frame, (241, 249, 236), 14.0, 6.0), _panel_piece(inner, frame, (241, 249, 236), 14.0, 6.0)
+    (False, False)
+    """
+    if sh.kind not in IRREGULAR or not _same_color(sh.fill, fill, tol):
+        return False
+    x0, y0, x1, y1 = sh.bbox
+    fx0, fy0, fx1, fy1 = frame
+    if x0 < fx0 - m or y0 < fy0 - m or x1 > fx1 + m or y1 > fy1 + m:
+        return False
+    along = sum(abs(a - b) <= m for a, b in ((x0, fx0), (y0, fy0), (x1, fx1), (y1, fy1)))
+    return along >= 2 and sh.area < PIECE_MAX_AREA * _box_area(frame)
+
+
 class FrameSteps:
     """Mixin of :class:`~sciflow.agents.shape_hunter.opencv.OpenCVShapes` (its parameters)."""
 
@@ -257,21 +289,27 @@ class FrameSteps:
         hor = cv2.morphologyEx(closed_h, cv2.MORPH_OPEN, np.ones((1, L), np.uint8))
         ver = cv2.morphologyEx(closed_v, cv2.MORPH_OPEN, np.ones((L, 1), np.uint8))
 
+        # a side is a line, not a bar: at most ``FRAME_SIDE_MAX`` text heights (8 px at least)
+        # thick, so a figure drawn large keeps its frames
+        thick = max(8.0, FRAME_SIDE_MAX * th)
+
         def segs(m: np.ndarray, horizontal: bool) -> list[tuple[float, float, float]]:
             n, _, st, _ = cv2.connectedComponentsWithStats(m, connectivity=8)
             out = []
             for i in range(1, n):
                 x, y, w, h, _a = (int(v) for v in st[i])
-                if horizontal and h <= 8:
+                if horizontal and h <= thick:
                     out.append((y + h / 2, float(x), float(x + w)))
-                elif not horizontal and w <= 8:
+                elif not horizontal and w <= thick:
                     out.append((x + w / 2, float(y), float(y + h)))
             return out
 
         # a found box's own outline is never a frame side: two boxes stacked with their sides
-        # in line would otherwise frame the gap between them
-        H = [r for r in segs(hor, True) if not _on_outline(r, True, shapes)]
-        V = [r for r in segs(ver, False) if not _on_outline(r, False, shapes)]
+        # in line would otherwise frame the gap between them. An irregular region is no box: its
+        # outline runs along a panel's border where connectors cut the panel into pieces
+        boxes_found = [s for s in shapes if s.kind not in IRREGULAR]
+        H = [r for r in segs(hor, True) if not _on_outline(r, True, boxes_found)]
+        V = [r for r in segs(ver, False) if not _on_outline(r, False, boxes_found)]
         # a label set on a frame's side (an edge label where its arrow crosses) hides the side
         boxes = [t.bbox for t in text_lines]
         H = _joined_under_text(H, boxes, True, g)
@@ -335,8 +373,21 @@ class FrameSteps:
             best.setdefault(f[:4], (f[5], f[4]))
             sides.setdefault(f[:4], f[6])
         kept: list[BBox] = []
+        pieces: set[int] = set()
         for fb in sorted(best):
+            x0, y0, x1, y1 = (int(round(v)) for v in fb)
+            inner = image[y0 + 4 : y1 - 4, x0 + 4 : x1 - 4]
+            if inner.size == 0:
+                continue
+            fill = tuple(int(v) for v in np.median(inner.reshape(-1, 3), axis=0))
+            r = best[fb][1]
+            poly = rounded_rect(fb, r)
+            # irregular regions of the frame's fill that share its outline are the pieces
+            # connectors cut the panel into: the frame replaces them
+            cut = [i for i, s in enumerate(out) if _panel_piece(s, fb, fill, self.color_tol, m)]
             if any(
+                i not in cut
+                and (
                 _iou(fb, s.bbox) > 0.8
                 or (
                     s.bbox[0] - fb[0] <= m
@@ -345,7 +396,8 @@ class FrameSteps:
                     and fb[3] - s.bbox[3] <= m
                     and _inside_frac(s.bbox, fb) > 0.95
                 )
-                for s in out
+                )
+                for i, s in enumerate(out)
             ):
                 continue  # the outline of a shape already found (thick borders)
             # near-duplicates (IoU > 0.8): the one whose sides best meet its corners is kept (a
@@ -357,13 +409,7 @@ class FrameSteps:
                 if f != fb
             ):
                 continue
-            x0, y0, x1, y1 = (int(round(v)) for v in fb)
-            inner = image[y0 + 4 : y1 - 4, x0 + 4 : x1 - 4]
-            if inner.size == 0:
-                continue
-            fill = tuple(int(v) for v in np.median(inner.reshape(-1, 3), axis=0))
-            r = best[fb][1]
-            poly = rounded_rect(fb, r)
+            pieces.update(id(out[i]) for i in cut)
             kind = "rect" if r < 3 else "rounded"
             out.append(Shape(len(out), kind, fb, poly, fill, 0.8, _box_area(fb), None, 1.0))  # type: ignore[arg-type]
             kept.append(fb)
@@ -371,6 +417,7 @@ class FrameSteps:
         # colour that it cuts is paper closed in by connectors around the container's title
         # (its text inside the region); a filled region it seems to cut has merged with
         # something beyond its outline, and stays
+        out = [s for s in out if id(s) not in pieces]
         runs = [r for fb in kept for r in sides[fb]]
         paper = {id(s) for s in shapes if s.kind != "image" and _same_color(s.fill, bg, PAPER_TOL)}
         out = [s for s in out if id(s) not in paper or not _cut_by(s.bbox, runs, max(4.0, 0.2 * th))]

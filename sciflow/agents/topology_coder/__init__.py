@@ -5,7 +5,10 @@ Backend ``strokes`` (default), exact behaviour (``th`` = median OCR line height)
 1. *Ink* is every pixel whose max channel difference from the local background (the
    global background, or a container's fill inside that container) exceeds
    ``ink_threshold``. Node outlines (grown by ``node_pad`` px), every OCR line box and every
-   container outline band are masked out; what remains are connector strokes. Acute
+   container outline band are masked out; what remains are connector strokes. A band is
+   ``2 node_pad + 3`` px wide, or ``2 t + 2 node_pad + 1`` over an outline drawn ``t`` px
+   thick (the median run of ink across it, :func:`~.masks.outline_width`), so no fringe of
+   a thick frame is left as a stroke along it. Acute
    polygon corners that the contour simplification cut off (a short edge between two
    edges converging at < 75 degrees within ``th``) are restored to their apex first, so
    a diamond's outline tip is masked with the node.
@@ -18,13 +21,15 @@ Backend ``strokes`` (default), exact behaviour (``th`` = median OCR line height)
    candidate (the nearest one wins). A contact whose stroke continues on two opposite sides
    (a ring of radius ``1.2 th`` around it meets the stroke in two arcs more than 100 degrees
    apart) is a stroke passing by and is dropped. Two contacts of different pieces on the
-   same container band within the band width plus two contact radii are one stroke crossing
-   the outline (joined, contacts dropped); two contacts on the same free text whose strokes
-   leave in opposite directions along the line joining them are one stroke passing under
-   the text (joined, dropped). The same holds for an *inline label box* (a
-   drawn box holding one text line tightly: at most 1.8 line heights tall, at most ``2 th``
-   wider than the line, with no outline of its own) when neither contact carries a head; a bend just outside the label
-   is allowed for it (contacts on opposite sides, both strokes leaving away from the box).
+   same container band within the band width plus two contact radii, one piece leaving the
+   outline into the container and the other out of it, are one stroke crossing the outline
+   (joined, contacts dropped; two arrows ending side by side on one side stay two); two
+   contacts on the same free text whose strokes leave in opposite directions along the
+   line joining them are one stroke passing under the text (joined, dropped). The same
+   holds for an *inline label box* (a drawn box holding one text line tightly: at most 1.8
+   line heights tall, at most ``2 th`` wider than the line, with no outline of its own) when
+   neither contact carries a head; a bend just outside the label is allowed for it
+   (contacts on opposite sides, both strokes leaving away from the box).
    A label box whose every contact was bridged becomes free text (and so the connector's
    label in step 6). A remaining end on a container outline goes to the node inside
    that container nearest to it (within ``2.5 th``), else stays on a titled container, else

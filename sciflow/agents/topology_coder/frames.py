@@ -1,7 +1,9 @@
 """Step 3b: container borders, the outlines that connectors cross or end on.
 
 Two contacts of different pieces on the same container band within the band width plus two
-contact radii are one stroke crossing the outline (joined, contacts dropped); so are two
+contact radii, whose pieces leave the outline to opposite sides (one into the container, one
+out of it: :func:`_opposite_sides`), are one stroke crossing the outline (joined, contacts
+dropped); so are two
 farther apart (up to ``4 th``) whose pieces leave in opposite directions along the line
 joining them (within 30 degrees) and that line crosses the outline at more than 5 degrees:
 a stroke crossing the outline at a shallow angle, whose masked stretch is the band width
@@ -20,7 +22,10 @@ degrees) and that lie no farther apart than that plus the text's diagonal, are o
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+
+import cv2
+import numpy as np
 
 from sciflow.agents.diagram import GroundedNode
 from sciflow.agents.topology_coder.attach import Contact, continues, direction, join_pairs
@@ -30,7 +35,7 @@ from sciflow.agents.topology_coder.components import Comp
 def bridge_containers(
     contacts: list[Contact],
     targets: list[GroundedNode],
-    band_w: int,
+    band_w: Mapping[int, int],
     r_contact: float,
     find: Callable[[int], int],
     parent: dict[int, int],
@@ -39,20 +44,21 @@ def bridge_containers(
     th: float,
     head: float,
 ) -> list[Contact]:
-    """Join the pieces of strokes crossing a container outline (band ``band_w`` px wide,
-    contact radius ``r_contact``) and drop their contacts there."""
-    lim = band_w + 2 * r_contact + 2
+    """Join the pieces of strokes crossing a container outline (container target ``k``'s
+    band ``band_w[k]`` px wide, contact radius ``r_contact``) and drop their contacts there."""
     cont = [i for i, ct in enumerate(contacts) if targets[ct.target].kind == "container"]
     for i in cont:
         direction(contacts[i], comps, th, head)
 
     def crossing(ca: Contact, cb: Contact) -> bool:
         d = math.hypot(ca.x - cb.x, ca.y - cb.y)
+        lim = band_w[ca.target] + 2 * r_contact + 2
         vx, vy = (cb.x - ca.x) / (d or 1.0), (cb.y - ca.y) / (d or 1.0)
         # a stroke crosses the outline, however shallow; pieces in line along it are
         # leftover dashes of the frame itself
         across = _across_outline(targets[ca.target].polygon, (ca.x + cb.x) / 2, (ca.y + cb.y) / 2, vx, vy)
-        return d <= lim or (continues(ca, cb) and across and d <= 4 * th)
+        near = d <= lim and _opposite_sides(ca, cb, targets[ca.target].polygon, max(6.0, head * th))
+        return near or (continues(ca, cb) and across and d <= 4 * th)
 
     drop = join_pairs(contacts, cont, crossing, lambda a, b: a.comp != b.comp, find, parent, bridges)
     return [ct for i, ct in enumerate(contacts) if i not in drop]
@@ -61,7 +67,7 @@ def bridge_containers(
 def bridge_beside_text(
     contacts: list[Contact],
     targets: list[GroundedNode],
-    band_w: int,
+    band_w: Mapping[int, int],
     r_contact: float,
     find: Callable[[int], int],
     parent: dict[int, int],
@@ -71,7 +77,6 @@ def bridge_beside_text(
     beside the crossing: the container's title, or an edge label set against the outline
     (module docstring). ``out_dir`` must be set on both contacts (:func:`bridge_containers`,
     and :func:`~sciflow.agents.topology_coder.underpass.bridge_text` for free text)."""
-    near = band_w + 2 * r_contact
     kinds = [n.kind for n in targets]
     idx = [i for i, ct in enumerate(contacts) if kinds[ct.target] in ("container", "text")]
 
@@ -80,16 +85,46 @@ def bridge_beside_text(
         if kinds[a.target] != "container" or kinds[b.target] != "text":
             return False
         x0, y0, x1, y1 = targets[b.target].bbox
-        return math.hypot(max(x0 - a.x, 0.0, a.x - x1), max(y0 - a.y, 0.0, a.y - y1)) <= near
+        return math.hypot(max(x0 - a.x, 0.0, a.x - x1), max(y0 - a.y, 0.0, a.y - y1)) <= near(a, b)
+
+    def near(a: Contact, b: Contact) -> float:
+        """The band plus two contact radii, for the band of whichever is on the container."""
+        return band_w[a.target if kinds[a.target] == "container" else b.target] + 2 * r_contact
 
     def under(a: Contact, b: Contact) -> bool:
         t = targets[a.target if kinds[a.target] == "text" else b.target].bbox
-        reach = near + math.hypot(t[2] - t[0], t[3] - t[1])
+        reach = near(a, b) + math.hypot(t[2] - t[0], t[3] - t[1])
         return math.hypot(a.x - b.x, a.y - b.y) <= reach and continues(a, b)
 
     drop = join_pairs(contacts, idx, under, lambda a, b: find(a.comp) != find(b.comp), find, parent, bridges,
                       same=lambda a, b: beside(a, b) or beside(b, a))
     return [ct for i, ct in enumerate(contacts) if i not in drop]
+
+
+def _opposite_sides(a: Contact, b: Contact, polygon: tuple[tuple[float, float], ...], reach: float) -> bool:
+    """Whether the pieces at contacts ``a`` and ``b`` on a container's outline leave it to
+    opposite sides, one into the container and one out of it (a stroke crossing the
+    outline), judged by the signed distance to the outline ``reach`` px along each piece's
+    ``out_dir`` against the contact's own. Two arrows ending side by side on the same side of
+    a frame are two arrows, however close. Unknown directions do not object.
+
+    >>> square = ((0.0, 0.0), (100.0, 0.0), (100.0, 100.0), (0.0, 100.0))
+    >>> inner = Contact(0, 0, 2.0, 50.0, out_dir=(1.0, 0.0))
+    >>> outer = Contact(1, 0, -2.0, 54.0, out_dir=(-1.0, 0.0))
+    >>> beside = Contact(2, 0, -2.0, 70.0, out_dir=(-0.9, 0.4))
+    >>> _opposite_sides(inner, outer, square, 10.0), _opposite_sides(outer, beside, square, 10.0)
+    (True, False)
+    """
+    if a.out_dir == (0.0, 0.0) or b.out_dir == (0.0, 0.0):
+        return True
+    poly = np.asarray(polygon, np.float32).reshape(-1, 1, 2)
+
+    def inward(c: Contact) -> bool:
+        here = cv2.pointPolygonTest(poly, (float(c.x), float(c.y)), True)
+        ahead = cv2.pointPolygonTest(poly, (float(c.x + reach * c.out_dir[0]), float(c.y + reach * c.out_dir[1])), True)
+        return ahead > here
+
+    return inward(a) != inward(b)
 
 
 def _across_outline(polygon: tuple[tuple[float, float], ...], x: float, y: float, vx: float, vy: float) -> bool:

@@ -3,8 +3,9 @@
 *Ink* is every pixel whose max channel difference from the local background (the global
 background, or a container's fill inside that container) exceeds ``ink_threshold``. Node
 outlines (grown by ``node_pad`` px), every OCR line box and every container outline band
-are masked out. Acute polygon corners that the contour simplification cut off are restored
-to their apex first (:func:`cut_tips`), so a diamond's outline tip is masked with the node.
+(as wide as the outline is drawn: :func:`band_width`) are masked out. Acute polygon
+corners that the contour simplification cut off are restored to their apex first
+(:func:`cut_tips`), so a diamond's outline tip is masked with the node.
 """
 
 from __future__ import annotations
@@ -20,10 +21,12 @@ from sciflow.agents.shape_hunter import background_color, channel_difference
 
 def stroke_masks(
     d: Diagram, ink_threshold: int, node_pad: int, text_pad: int
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[GroundedNode], np.ndarray]:
-    """``(ink, targets_map, band, targets, raw)``: the connector ink left after masking, the
-    target index + 1 of every node pixel (outline bands where no node is), the container
-    outline bands alone, the node candidates, and the unmasked ink."""
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[GroundedNode], np.ndarray, dict[int, int]]:
+    """``(ink, targets_map, band, targets, raw, band_widths)``: the connector ink left after
+    masking, the target index + 1 of every node pixel (outline bands where no node is), the
+    container outline bands alone, the node candidates, the unmasked ink, and each
+    container's band width in px (``2 node_pad + 3``, or wider over a thick outline:
+    :func:`band_width`)."""
     h, w = d.height, d.width
     img = d.image
     bgimg = np.empty_like(img)
@@ -39,15 +42,18 @@ def stroke_masks(
     ink = (diff > ink_threshold).astype(np.uint8)
     tmap = np.zeros((h, w), np.int32)  # target index + 1
     band = np.zeros((h, w), np.int32)
+    th = d.text_height()
+    widths: dict[int, int] = {}
     for k, n in enumerate(targets):
         pts = np.round(np.array(n.polygon)).astype(np.int32)
         if n.kind == "container":
-            cv2.polylines(band, [pts], True, k + 1, thickness=2 * node_pad + 3)
+            reach = max(3, int(round(0.5 * th)))
+            widths[k] = band_width(outline_width(ink, n.polygon, reach), node_pad)
+            cv2.polylines(band, [pts], True, k + 1, thickness=widths[k])
         else:
             pad = text_pad if n.kind == "text" else node_pad
             cv2.fillPoly(tmap, [pts], k + 1)
             cv2.polylines(tmap, [pts], True, k + 1, thickness=2 * pad + 1)
-    th = d.text_height()
     for k, n in enumerate(targets):
         if n.kind in ("container", "text"):
             continue
@@ -77,7 +83,70 @@ def stroke_masks(
     raw = ink.copy()
     ink[masked] = 0
     both = np.where(tmap > 0, tmap, band)
-    return ink, both, band, targets, raw
+    return ink, both, band, targets, raw, widths
+
+
+def band_width(outline: float, node_pad: int) -> int:
+    """Width of the band masked along a container's outline polygon: ``2 node_pad + 3`` px,
+    or ``2 outline + 2 node_pad + 1`` over an outline ``outline`` px thick (an odd width).
+    The polygon runs along the outline's centre (a frame) or its outer edge (a region grown
+    over its outline), so half the band must still cover the whole outline: a band narrower
+    than a thick outline leaves its fringes as long thin strokes along the frame, which join
+    every connector that crosses it.
+
+    >>> band_width(1.0, 1), band_width(9.0, 1), band_width(0.0, 2)
+    (5, 21, 7)
+    """
+    return max(2 * node_pad + 3, 2 * int(round(outline)) + 2 * node_pad + 1)
+
+
+def outline_width(ink: np.ndarray, polygon: tuple[tuple[float, float], ...], reach: int, step: float = 4.0) -> float:
+    """The thickness in px of the ink drawn along ``polygon``: at points every ``step`` px on
+    each side, the length of the ink run across the side (along its normal, within ``reach``
+    px of the polygon) that holds the ink pixel nearest to the polygon; the median over the
+    points that meet ink. 0.0 when fewer than a third of them do (an outline not drawn: a
+    panel told from the paper by its fill alone). Connectors crossing the outline and text
+    touching it are a minority of the points, so the median is the outline's own width.
+
+    >>> ink = np.zeros((60, 80), np.uint8); ink[10:15, 10:70] = 1; ink[45:50, 10:70] = 1
+    >>> ink[10:50, 10:15] = 1; ink[10:50, 65:70] = 1                 # a frame drawn 5 px thick
+    >>> outline_width(ink, ((12.0, 12.0), (67.0, 12.0), (67.0, 47.0), (12.0, 47.0)), 6)
+    5.0
+    >>> outline_width(np.zeros((60, 80), np.uint8), ((12.0, 12.0), (67.0, 12.0), (67.0, 47.0)), 6)
+    0.0
+    """
+    h, w = ink.shape
+    offs = np.arange(-reach, reach + 1, dtype=float)
+    runs: list[float] = []
+    total = 0
+    n = len(polygon)
+    for i in range(n):
+        a = np.asarray(polygon[i], float)
+        b = np.asarray(polygon[(i + 1) % n], float)
+        length = float(np.hypot(*(b - a)))
+        if length < 2 * step:
+            continue
+        u = (b - a) / length
+        nrm = np.array([-u[1], u[0]])
+        for t in np.arange(step, length - step + 1e-9, step):
+            total += 1
+            q = a + t * u + offs[:, None] * nrm
+            xs, ys = np.round(q[:, 0]).astype(int), np.round(q[:, 1]).astype(int)
+            ok = (xs >= 0) & (xs < w) & (ys >= 0) & (ys < h)
+            on = np.zeros(len(offs), bool)
+            on[ok] = ink[ys[ok], xs[ok]] > 0
+            if not on.any():
+                continue
+            k = int(np.argmin(np.where(on, np.abs(offs), np.inf)))
+            lo, hi = k, k
+            while lo > 0 and on[lo - 1]:
+                lo -= 1
+            while hi < len(on) - 1 and on[hi + 1]:
+                hi += 1
+            runs.append(float(hi - lo + 1))
+    if not total or 3 * len(runs) < total:
+        return 0.0
+    return float(np.median(runs))
 
 
 def through_lines(ink: np.ndarray, box: tuple[int, int, int, int]) -> np.ndarray:

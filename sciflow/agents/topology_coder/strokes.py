@@ -82,12 +82,14 @@ class StrokeTopology:
         # 11: block arrows (closed arrow shapes between two boxes); the branching contact of an
         # all-heads connector is its tail (a fan out of one point of a box)
         # 12: compare_ends measures the outer thirds on the shaft's own width
-        return {"backend": "strokes", "version": 12}
+        # 13: container bands as wide as their measured outline; a crossing joins pieces on
+        # opposite sides of the outline
+        return {"backend": "strokes", "version": 13}
 
     def trace(self, d: Diagram) -> None:
         """Fill ``d.strokes`` and ``d.edges``."""
         th = d.text_height()
-        ink, tmap, band, targets, raw = stroke_masks(d, self.ink_threshold, self.node_pad, self.text_pad)
+        ink, tmap, band, targets, raw, band_w = stroke_masks(d, self.ink_threshold, self.node_pad, self.text_pad)
         # a few px around every container outline: the leftovers of a frame's dashes
         k = 2 * (self.node_pad + 3) + 1
         near_frame = cv2.dilate((band > 0).astype(np.uint8), np.ones((k, k), np.uint8)) > 0
@@ -113,7 +115,6 @@ class StrokeTopology:
         # wing); the stub of line left between a head and a frame crossing it is longer
         spur = 0.5 * max(6.0, self.head * th)
         dashed_groups = bridge_dashes(comps, gap, find, parent, labels, bridges, spur)
-        band_w = 2 * self.node_pad + 3
         found = {(ct.comp, ct.target) for ct in contacts}
         contacts = bridge_containers(
             contacts, targets, band_w, r_contact, find, parent, bridges, comps, th, self.head
