@@ -8,16 +8,18 @@ from __future__ import annotations
 import doctest
 import math
 
+import cv2
 import numpy as np
 
-from sciflow.agents.diagram import Shape
+from sciflow.agents.diagram import GroundedNode, Shape
 from sciflow.agents.shape_hunter import opencv, opencv_frames
 from sciflow.agents.shape_hunter.opencv import outline_band
 from sciflow.agents.shape_hunter.opencv_frames import _panel_piece
 from sciflow.agents.topology_coder import frames, masks
 from sciflow.agents.topology_coder.attach import Contact
+from sciflow.agents.topology_coder.components import Comp, union_find
 from sciflow.agents.topology_coder.frames import _opposite_sides
-from sciflow.agents.topology_coder.masks import band_width, outline_width
+from sciflow.agents.topology_coder.masks import band_width, outline_reach
 
 from .drawing import Canvas, edges_by_label, font, labels
 
@@ -82,21 +84,23 @@ def test_two_arrows_ending_side_by_side_on_a_frame_are_two_edges(parser):
     assert edges_by_label(g) == {("fetcher", "executor"), ("executor", "fetcher")}
 
 
-def test_outline_width_is_the_drawn_thickness_whatever_crosses_it():
+def test_outline_reach_is_how_far_the_drawn_outline_lies_from_the_polygon_whatever_crosses_it():
     ink = np.zeros((200, 300), np.uint8)
     ink[20:29, 20:280] = 1
     ink[171:180, 20:280] = 1
     ink[20:180, 20:29] = 1
     ink[20:180, 271:280] = 1                     # a frame 9 px thick
     ink[90:102, 0:150] = 1                       # a 12 px connector crossing its left side
-    poly = ((24.0, 24.0), (275.0, 24.0), (275.0, 175.0), (24.0, 175.0))
-    assert outline_width(ink, poly, 12) == 9.0
-    # the band covers the whole outline on either side of the polygon: 2 x 9 + 2 + 1
-    assert band_width(9.0, 1) == 21
-    # an outline of 1-2 px keeps the band of the thin-line days
-    assert band_width(2.0, 1) == 7 and band_width(1.0, 1) == 5
+    centre = ((24.0, 24.0), (275.0, 24.0), (275.0, 175.0), (24.0, 175.0))
+    outer = ((20.0, 20.0), (279.0, 20.0), (279.0, 179.0), (20.0, 179.0))
+    assert outline_reach(ink, centre, 12) == (9.0, 4.0)
+    assert outline_reach(ink, outer, 12) == (9.0, 8.0)
+    # the band covers the whole outline on either side of the polygon
+    assert band_width((9.0, 4.0), 1) == 11 and band_width((9.0, 8.0), 1) == 19
+    # a hairline keeps the band of the thin-line days, wherever the polygon runs beside it
+    assert band_width((1.0, 3.0), 1) == 5 and band_width((2.0, 2.0), 1) == 5
     # a panel told by its fill alone has no outline to measure
-    assert outline_width(np.zeros_like(ink), poly, 12) == 0.0
+    assert outline_reach(np.zeros_like(ink), centre, 12) == (0.0, 0.0)
 
 
 def test_a_crossing_needs_one_piece_inside_and_one_outside():
@@ -147,3 +151,44 @@ def test_outline_band_is_thin_nearly_everywhere_even_with_a_thick_arrow_drawn_on
 def test_the_worked_examples_of_the_touched_steps_hold():
     for mod in (opencv, opencv_frames, frames, masks):
         assert doctest.testmod(mod).failed == 0, mod.__name__
+
+
+def test_pieces_running_along_the_outline_do_not_object_to_a_crossing():
+    frame = ((100.0, 100.0), (300.0, 100.0), (300.0, 300.0), (100.0, 300.0))
+    # a stroke crossing the top at 12 degrees: both pieces nearly parallel to the outline,
+    # their measured directions no evidence of a side
+    a = Contact(0, 0, 150.0, 98.0, out_dir=(-0.98, -0.2))
+    b = Contact(1, 0, 170.0, 102.0, out_dir=(-0.98, -0.2))
+    assert _opposite_sides(a, b, frame, 20.0)
+
+
+def _piece(idx: int, x0: int, y0: int, x1: int, y1: int) -> Comp:
+    """A straight 3 px stroke from ``(x0, y0)`` to ``(x1, y1)`` as an ink component."""
+    bx, by = min(x0, x1) - 2, min(y0, y1) - 2
+    mask = np.zeros((abs(y1 - y0) + 5, abs(x1 - x0) + 5), np.uint8)
+    cv2.line(mask, (x0 - bx, y0 - by), (x1 - bx, y1 - by), 1, 3)
+    return Comp(idx, bx, by, mask.astype(bool))
+
+
+def _frame_node(nid: str, box: tuple[float, float, float, float]) -> GroundedNode:
+    x0, y0, x1, y1 = box
+    return GroundedNode(nid, nid, box, "container", 0.8, ((x0, y0), (x1, y0), (x1, y1), (x0, y1)))
+
+
+def test_a_stroke_crossing_two_frames_side_by_side_is_one_connector():
+    """Two clusters stacked 8 px apart: the line from a box in the upper one to a box in the
+    lower one loses one stretch to both outline bands; its two pieces continue each other."""
+    upper, lower = _frame_node("g0", (60, 30, 560, 220)), _frame_node("g1", (60, 228, 560, 420))
+    comps = {0: _piece(0, 200, 160, 274, 217), 1: _piece(1, 295, 233, 400, 314)}
+    contacts = [Contact(0, 0, 274.0, 217.0), Contact(1, 1, 295.0, 233.0)]
+    parent, find = union_find(comps)
+    bridges: list[tuple[float, float, float, float]] = []
+    left = frames.bridge_containers(contacts, [upper, lower], {0: 9, 1: 9}, 8.0, find, parent, bridges, comps,
+                                   18.0, 0.9)
+    assert left == [] and find(0) == find(1) and len(bridges) == 1
+    # two arrows ending on facing outlines, side by side, are no such stroke
+    comps = {0: _piece(0, 200, 160, 200, 214), 1: _piece(1, 230, 240, 300, 300)}
+    contacts = [Contact(0, 0, 200.0, 214.0), Contact(1, 1, 230.0, 240.0)]
+    parent, find = union_find(comps)
+    left = frames.bridge_containers(contacts, [upper, lower], {0: 9, 1: 9}, 8.0, find, parent, [], comps, 18.0, 0.9)
+    assert len(left) == 2 and find(0) != find(1)

@@ -6,9 +6,9 @@ Backend ``strokes`` (default), exact behaviour (``th`` = median OCR line height)
    global background, or a container's fill inside that container) exceeds
    ``ink_threshold``. Node outlines (grown by ``node_pad`` px), every OCR line box and every
    container outline band are masked out; what remains are connector strokes. A band is
-   ``2 node_pad + 3`` px wide, or ``2 t + 2 node_pad + 1`` over an outline drawn ``t`` px
-   thick (the median run of ink across it, :func:`~.masks.outline_width`), so no fringe of
-   a thick frame is left as a stroke along it. Acute
+   ``2 node_pad + 3`` px wide, or, over an outline more than 2 px thick, ``2 ceil(r) + 2
+   node_pad + 1`` where its ink reaches ``r`` px from the polygon (medians over points along
+   it, :func:`~.masks.outline_reach`), so no fringe of a thick frame is left as a stroke. Acute
    polygon corners that the contour simplification cut off (a short edge between two
    edges converging at < 75 degrees within ``th``) are restored to their apex first, so
    a diamond's outline tip is masked with the node.

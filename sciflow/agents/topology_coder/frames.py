@@ -7,7 +7,10 @@ dropped); so are two
 farther apart (up to ``4 th``) whose pieces leave in opposite directions along the line
 joining them (within 30 degrees) and that line crosses the outline at more than 5 degrees:
 a stroke crossing the outline at a shallow angle, whose masked stretch is the band width
-over the sine of that angle (pieces in line along the outline are leftover dashes of it). A remaining
+over the sine of that angle (pieces in line along the outline are leftover dashes of it). Where
+two frames run side by side and one masked stretch crosses both outlines, a contact on each,
+of different connectors, within the two half-bands plus two contact radii, whose pieces
+continue each other (within 30 degrees), are one stroke crossing both. A remaining
 end on a container outline goes to the node inside that container nearest to it (within
 ``2.5 th``), else stays on a titled container, else is dropped.
 
@@ -61,6 +64,15 @@ def bridge_containers(
         return near or (continues(ca, cb) and across and d <= 4 * th)
 
     drop = join_pairs(contacts, cont, crossing, lambda a, b: a.comp != b.comp, find, parent, bridges)
+
+    def through_both(ca: Contact, cb: Contact) -> bool:
+        """Two frames side by side, their bands touching: one masked stretch crosses both."""
+        d = math.hypot(ca.x - cb.x, ca.y - cb.y)
+        return d <= (band_w[ca.target] + band_w[cb.target]) / 2 + 2 * r_contact + 2 and continues(ca, cb)
+
+    rest = [i for i in cont if i not in drop]
+    drop |= join_pairs(contacts, rest, through_both, lambda a, b: find(a.comp) != find(b.comp), find, parent,
+                       bridges, same=lambda a, b: a.target != b.target)
     return [ct for i, ct in enumerate(contacts) if i not in drop]
 
 
@@ -106,7 +118,8 @@ def _opposite_sides(a: Contact, b: Contact, polygon: tuple[tuple[float, float], 
     opposite sides, one into the container and one out of it (a stroke crossing the
     outline), judged by the signed distance to the outline ``reach`` px along each piece's
     ``out_dir`` against the contact's own. Two arrows ending side by side on the same side of
-    a frame are two arrows, however close. Unknown directions do not object.
+    a frame are two arrows, however close. Unknown directions, and pieces running within 30
+    degrees of the outline (a shallow crossing), do not object.
 
     >>> square = ((0.0, 0.0), (100.0, 0.0), (100.0, 100.0), (0.0, 100.0))
     >>> inner = Contact(0, 0, 2.0, 50.0, out_dir=(1.0, 0.0))
@@ -116,6 +129,10 @@ def _opposite_sides(a: Contact, b: Contact, polygon: tuple[tuple[float, float], 
     (True, False)
     """
     if a.out_dir == (0.0, 0.0) or b.out_dir == (0.0, 0.0):
+        return True
+    # a piece running along the outline (within 30 degrees) tells no side: a stroke crossing
+    # at a shallow angle leaves both its pieces nearly parallel to the outline
+    if not all(_across_outline(polygon, c.x, c.y, *c.out_dir, min_angle=30.0) for c in (a, b)):
         return True
     poly = np.asarray(polygon, np.float32).reshape(-1, 1, 2)
 
@@ -127,9 +144,11 @@ def _opposite_sides(a: Contact, b: Contact, polygon: tuple[tuple[float, float], 
     return inward(a) != inward(b)
 
 
-def _across_outline(polygon: tuple[tuple[float, float], ...], x: float, y: float, vx: float, vy: float) -> bool:
+def _across_outline(
+    polygon: tuple[tuple[float, float], ...], x: float, y: float, vx: float, vy: float, min_angle: float = 5.0
+) -> bool:
     """Whether the unit direction ``(vx, vy)`` at ``(x, y)`` crosses the polygon's nearest side
-    at more than 5 degrees (parallel to it: a run along the outline, not across it).
+    at more than ``min_angle`` degrees (parallel to it: a run along the outline, not across it).
 
     >>> square = ((0.0, 0.0), (100.0, 0.0), (100.0, 100.0), (0.0, 100.0))
     >>> _across_outline(square, 50.0, 1.0, 0.98, 0.2), _across_outline(square, 50.0, 1.0, 1.0, 0.01)
@@ -147,7 +166,7 @@ def _across_outline(polygon: tuple[tuple[float, float], ...], x: float, y: float
         dist = math.hypot(x - (ax + t * ex), y - (ay + t * ey))
         if dist < best:
             best, side = dist, (ex / math.sqrt(L2), ey / math.sqrt(L2))
-    return abs(vx * side[1] - vy * side[0]) > math.sin(math.radians(5))
+    return abs(vx * side[1] - vy * side[0]) > math.sin(math.radians(min_angle))
 
 
 def retarget_container_ends(contacts: list[Contact], targets: list[GroundedNode], th: float) -> list[Contact]:

@@ -3,7 +3,7 @@
 *Ink* is every pixel whose max channel difference from the local background (the global
 background, or a container's fill inside that container) exceeds ``ink_threshold``. Node
 outlines (grown by ``node_pad`` px), every OCR line box and every container outline band
-(as wide as the outline is drawn: :func:`band_width`) are masked out. Acute polygon
+(covering the outline however thick: :func:`band_width`) are masked out. Acute polygon
 corners that the contour simplification cut off are restored to their apex first
 (:func:`cut_tips`), so a diamond's outline tip is masked with the node.
 """
@@ -48,7 +48,7 @@ def stroke_masks(
         pts = np.round(np.array(n.polygon)).astype(np.int32)
         if n.kind == "container":
             reach = max(3, int(round(0.5 * th)))
-            widths[k] = band_width(outline_width(ink, n.polygon, reach), node_pad)
+            widths[k] = band_width(outline_reach(ink, n.polygon, reach), node_pad)
             cv2.polylines(band, [pts], True, k + 1, thickness=widths[k])
         else:
             pad = text_pad if n.kind == "text" else node_pad
@@ -86,37 +86,52 @@ def stroke_masks(
     return ink, both, band, targets, raw, widths
 
 
-def band_width(outline: float, node_pad: int) -> int:
-    """Width of the band masked along a container's outline polygon: ``2 node_pad + 3`` px,
-    or ``2 outline + 2 node_pad + 1`` over an outline ``outline`` px thick (an odd width).
-    The polygon runs along the outline's centre (a frame) or its outer edge (a region grown
-    over its outline), so half the band must still cover the whole outline: a band narrower
-    than a thick outline leaves its fringes as long thin strokes along the frame, which join
-    every connector that crosses it.
+#: an outline at most this many px thick is a hairline: the thin band covers it
+HAIRLINE = 2.0
 
-    >>> band_width(1.0, 1), band_width(9.0, 1), band_width(0.0, 2)
-    (5, 21, 7)
+
+def band_width(outline: tuple[float, float], node_pad: int) -> int:
+    """Width of the band masked along a container's outline polygon, for an outline drawn
+    ``outline = (thickness, reach)`` (:func:`outline_reach`): ``2 node_pad + 3`` px over a
+    hairline (at most :data:`HAIRLINE` px thick), else ``2 ceil(reach) + 2 node_pad + 1``
+    (an odd width, centred on the polygon), ``reach`` being how far its ink lies from the
+    polygon. The polygon runs along the outline's centre
+    (a frame) or its outer edge (a region grown over its outline); either way the band covers
+    the whole outline: one narrower than a thick outline leaves its fringes as long thin
+    strokes along the frame, which join every connector that crosses it.
+
+    >>> band_width((1.0, 3.0), 1), band_width((2.0, 2.0), 1), band_width((9.0, 4.0), 1), band_width((9.0, 8.0), 1)
+    (5, 5, 11, 19)
     """
-    return max(2 * node_pad + 3, 2 * int(round(outline)) + 2 * node_pad + 1)
+    thickness, reach = outline
+    thin = 2 * node_pad + 3
+    return thin if thickness <= HAIRLINE else max(thin, 2 * int(np.ceil(reach)) + 2 * node_pad + 1)
 
 
-def outline_width(ink: np.ndarray, polygon: tuple[tuple[float, float], ...], reach: int, step: float = 4.0) -> float:
-    """The thickness in px of the ink drawn along ``polygon``: at points every ``step`` px on
-    each side, the length of the ink run across the side (along its normal, within ``reach``
-    px of the polygon) that holds the ink pixel nearest to the polygon; the median over the
-    points that meet ink. 0.0 when fewer than a third of them do (an outline not drawn: a
-    panel told from the paper by its fill alone). Connectors crossing the outline and text
-    touching it are a minority of the points, so the median is the outline's own width.
+def outline_reach(
+    ink: np.ndarray, polygon: tuple[tuple[float, float], ...], reach: int, step: float = 4.0
+) -> tuple[float, float]:
+    """``(thickness, reach)`` in px of the ink drawn along ``polygon``: at points every
+    ``step`` px on each side, the run of ink across the side (along its normal, within
+    ``reach`` px of the polygon) that holds the ink pixel nearest to the polygon, its length
+    and the farther of its two ends from the polygon; the medians over the points that meet
+    ink. ``(0.0, 0.0)`` when fewer than a third of them do (an outline not drawn: a panel
+    told from the paper by its fill alone).
+    Connectors crossing the outline and text touching it are a minority of the points, so
+    the median is the outline's own.
 
-    >>> ink = np.zeros((60, 80), np.uint8); ink[10:15, 10:70] = 1; ink[45:50, 10:70] = 1
-    >>> ink[10:50, 10:15] = 1; ink[10:50, 65:70] = 1                 # a frame drawn 5 px thick
-    >>> outline_width(ink, ((12.0, 12.0), (67.0, 12.0), (67.0, 47.0), (12.0, 47.0)), 6)
-    5.0
-    >>> outline_width(np.zeros((60, 80), np.uint8), ((12.0, 12.0), (67.0, 12.0), (67.0, 47.0)), 6)
-    0.0
+    >>> ink = np.zeros((60, 80), np.uint8); ink[10:19, 10:70] = 1; ink[41:50, 10:70] = 1
+    >>> ink[10:50, 10:19] = 1; ink[10:50, 61:70] = 1                 # a frame drawn 9 px thick
+    >>> outline_reach(ink, ((14.0, 14.0), (65.0, 14.0), (65.0, 45.0), (14.0, 45.0)), 8)  # on its centre
+    (9.0, 4.0)
+    >>> outline_reach(ink, ((10.0, 10.0), (69.0, 10.0), (69.0, 49.0), (10.0, 49.0)), 12)  # on its outer edge
+    (9.0, 8.0)
+    >>> outline_reach(np.zeros((60, 80), np.uint8), ((12.0, 12.0), (67.0, 12.0), (67.0, 47.0)), 6)
+    (0.0, 0.0)
     """
     h, w = ink.shape
     offs = np.arange(-reach, reach + 1, dtype=float)
+    far: list[float] = []
     runs: list[float] = []
     total = 0
     n = len(polygon)
@@ -143,10 +158,11 @@ def outline_width(ink: np.ndarray, polygon: tuple[tuple[float, float], ...], rea
                 lo -= 1
             while hi < len(on) - 1 and on[hi + 1]:
                 hi += 1
+            far.append(float(max(abs(offs[lo]), abs(offs[hi]))))
             runs.append(float(hi - lo + 1))
-    if not total or 3 * len(runs) < total:
-        return 0.0
-    return float(np.median(runs))
+    if not total or 3 * len(far) < total:
+        return 0.0, 0.0
+    return float(np.median(runs)), float(np.median(far))
 
 
 def through_lines(ink: np.ndarray, box: tuple[int, int, int, int]) -> np.ndarray:
