@@ -32,11 +32,27 @@ Exact behaviour (``[parser.shape_text]``; runs after the Shape Hunter):
 4. What is read becomes new OCR lines (boxes mapped back to the image), and the labels are
    grouped again from all lines (:func:`~sciflow.agents.text_spotter.group_lines`). Shapes
    enclosing a shape read this way are then no longer empty; they are containers.
+5. Stray glyphs beside a label (:func:`stray_glyphs`): the detector also drops a glyph or two
+   set apart from the words of a label it reads (a step number ``1`` above "Sample API
+   Calls", a serif ``0`` before "Distribution Alignment"). In every shape of a box kind that
+   holds an OCR line's centre and no other shape, the ink of the cleaned inside (step 2)
+   outside every OCR line box (grown by a fifth of its height) is joined into glyph groups
+   (closed over a third of a line height); a group is a stray glyph when it is 0.4 to 1.3 times
+   as tall as the nearest line of the shape, at most ``2.5`` times as wide as tall, set in that
+   line's row at most 1.5 line heights before or after it, or on a row of its own at most a
+   line height above or below it aligned with its left edge or centre, and inked no more
+   colourfully than the line (the chroma of the median colour of its ink exceeds the line's
+   by at most ``glyph_color_tol``, 60: icons beside labels are filled in colour).
+   Each is read by the recogniser alone (framed, enlarged) and kept when the reading is one
+   to three ASCII letters or digits at ``glyph_min_confidence`` (0.9: the detector saw no
+   text there, so the recogniser alone must be sure) or more; kept readings
+   are new OCR lines, and the labels are grouped again.
 """
 
 from __future__ import annotations
 
 import logging
+import math
 from collections.abc import Mapping
 from typing import Any
 
@@ -100,6 +116,26 @@ def empty_boxes(shapes: list[Shape], lines: list[TextBox], th: float, min_side: 
     return sorted(out, key=lambda s: (s.area, s.bbox[1], s.bbox[0]))
 
 
+def labelled_boxes(shapes: list[Shape], lines: list[TextBox], th: float, max_side: float) -> list[Shape]:
+    """Step 5's shapes: of a box kind (or a cylinder), holding an OCR line's centre and no
+    other shape, at most ``max_side`` text heights ``th`` on each side; in image order.
+
+    >>> a = Shape(0, "rect", (0, 0, 80, 40), (), (255, 255, 255), 1.0, 3200.0)
+    >>> b = Shape(1, "rect", (100, 0, 140, 40), (), (255, 255, 255), 1.0, 1600.0)
+    >>> [s.id for s in labelled_boxes([a, b], [TextBox(0, "Sample", (10, 10, 70, 30), 0.9)], 20, 10)]
+    [0]
+    """
+    out = []
+    for s in shapes:
+        x0, y0, x1, y1 = s.bbox
+        if s.kind not in BOX_KINDS | {"cylinder"} or max(x1 - x0, y1 - y0) > max_side * th:
+            continue
+        if not _holds_line(s.bbox, lines) or any(o.id != s.id and _inside(s.bbox, o.bbox) for o in shapes):
+            continue
+        out.append(s)
+    return sorted(out, key=lambda s: (s.bbox[1], s.bbox[0], s.id))
+
+
 def cleaned_inside(image: np.ndarray, shape: Shape, inset: float, ink_threshold: int, th: float,
                    min_glyph: float, fill_noise: float = 4.0) -> tuple[np.ndarray, tuple[int, int], BBox] | None:
     """Step 2: the shape's inside with every ink piece touching its border painted over with
@@ -155,6 +191,93 @@ def cleaned_inside(image: np.ndarray, shape: Shape, inset: float, ink_threshold:
     return crop, (X0, Y0), box
 
 
+def _beside_line(box: BBox, line: BBox, h: float) -> bool:
+    """Whether ``box`` sits where a label's missing glyph does: in the row of ``line`` (their
+    spans overlap by half the smaller height) at most ``1.5 h`` before or after it, or on a
+    row of its own at most ``h`` above or below it, aligned with its left edge or its centre
+    (within ``0.5 h``).
+
+    >>> line = (20.0, 40.0, 200.0, 60.0)
+    >>> _beside_line((0.0, 42.0, 12.0, 58.0), line, 20.0), _beside_line((22.0, 15.0, 30.0, 34.0), line, 20.0)
+    (True, True)
+    >>> _beside_line((170.0, 70.0, 190.0, 90.0), line, 20.0)   # below its far end: a corner icon
+    False
+    """
+    over = min(box[3], line[3]) - max(box[1], line[1])
+    if over >= 0.5 * min(box[3] - box[1], line[3] - line[1]):
+        return max(line[0] - box[2], box[0] - line[2]) <= 1.5 * h
+    vgap = max(line[1] - box[3], box[1] - line[3])
+    aligned = abs(box[0] - line[0]) <= 0.5 * h or abs((box[0] + box[2]) - (line[0] + line[2])) <= h
+    return vgap <= h and aligned
+
+
+def stray_glyphs(
+    crop: np.ndarray, lines: list[BBox], heights: list[float], th: float, color_tol: float = 60.0,
+) -> list[BBox]:
+    """Step 5: boxes (crop coordinates) of glyph groups in the cleaned inside ``crop`` of a
+    shape that lie outside every line box of ``lines`` (crop coordinates, their heights
+    ``heights``) and look like a glyph or two of the nearest line: 0.4 to 1.3 times its
+    height tall (a digit's cap height against a line box's full height), at most 2.5 times as
+    wide as tall, set beside it (:func:`_beside_line`), and inked no more colourfully than it:
+    the chroma (max minus min channel) of the median colour of its ink exceeds the line's by
+    at most ``color_tol`` (an icon filled in colour is no glyph, though its outline be as dark
+    as the text).
+
+    >>> crop = np.full((80, 300, 3), 255, np.uint8)
+    >>> crop[10:30, 20:30] = 0                       # a "1" alone on the line above
+    >>> crop[40:60, 20:200] = 0                      # the words the OCR read (a solid bar here)
+    >>> crop[40:60, 215:235] = (30, 120, 230)        # a blue icon beside them
+    >>> stray_glyphs(crop, [(18.0, 38.0, 202.0, 62.0)], [20.0], 20.0)
+    [(20.0, 10.0, 30.0, 30.0)]
+    """
+    if not lines:
+        return []
+    k = max(3, int(round(1.5 * th)) | 1)
+    fill = cv2.medianBlur(crop, k)
+    resid = np.abs(crop.astype(np.int16) - fill.astype(np.int16)).max(axis=2)
+    ink = (resid > 60).astype(np.uint8)
+    covered = np.zeros_like(ink)
+    for (x0, y0, x1, y1), hgt in zip(lines, heights, strict=True):
+        g = 0.2 * hgt
+        covered[max(0, int(y0 - g)) : int(np.ceil(y1 + g)), max(0, int(x0 - g)) : int(np.ceil(x1 + g))] = 1
+    rest = ink & (1 - covered)
+    if not rest.any():
+        return []
+    gap = max(3, int(round(th / 3)) | 1)
+    joined = cv2.morphologyEx(rest, cv2.MORPH_CLOSE, np.ones((gap, gap), np.uint8)) & (1 - covered)
+    n, lab, st, _ = cv2.connectedComponentsWithStats(joined, connectivity=8)
+
+    def ink_color(mask: np.ndarray) -> np.ndarray | None:
+        px = crop[mask].astype(float)
+        return np.median(px, axis=0) if len(px) else None
+
+    out: list[BBox] = []
+    for i in range(1, n):
+        part = (lab == i) & (rest > 0)
+        if not part.any():
+            continue
+        ys, xs = np.nonzero(part)
+        box = (float(xs.min()), float(ys.min()), float(xs.max() + 1), float(ys.max() + 1))
+        bw, bh = box[2] - box[0], box[3] - box[1]
+        gaps = [math.hypot(max(lb[0] - box[2], 0.0, box[0] - lb[2]), max(lb[1] - box[3], 0.0, box[1] - lb[3]))
+                for lb in lines]
+        j = int(np.argmin(gaps))
+        hgt = heights[j]
+        if not (0.4 * hgt <= bh <= 1.3 * hgt and bw <= 2.5 * bh and _beside_line(box, lines[j], hgt)):
+            continue
+        x0, y0, x1, y1 = (int(round(v)) for v in lines[j])
+        line_ink = np.zeros_like(ink, bool)
+        line_ink[max(0, y0) : y1, max(0, x0) : x1] = ink[max(0, y0) : y1, max(0, x0) : x1] > 0
+        a, b = ink_color(part), ink_color(line_ink)
+        # chroma (max - min channel): an icon filled in colour beside a label in black or grey;
+        # compared one way only (a black step number beside a coloured label is still text),
+        # and not by hue (the fringes of small glyphs in a compressed image are coloured)
+        if a is None or b is None or float(np.ptp(a) - np.ptp(b)) > color_tol:
+            continue
+        out.append(box)
+    return sorted(out, key=lambda b: (b[1], b[0]))
+
+
 @AGENTS.register("shape_text")
 class ShapeText(BackendAgent):
     """The Shape Reader agent; adds to ``diagram.text_lines`` and regroups ``text_labels``."""
@@ -177,9 +300,12 @@ class ShapeText(BackendAgent):
         self.min_conf = float(p.get("min_confidence", 0.6))
         self.line_gap = float(p.get("line_gap", 0.6))
         self.word_gap = float(p.get("word_gap", 0.5))
+        self.glyph_color_tol = float(p.get("glyph_color_tol", 60.0))
+        self.glyph_min_conf = float(p.get("glyph_min_confidence", 0.9))
 
     def fingerprint(self) -> dict[str, Any]:
-        return {**self.backend.fingerprint(), "agent": "shape_text", "version": 1}
+        # 2: stray glyphs beside a label (step 5)
+        return {**self.backend.fingerprint(), "agent": "shape_text", "version": 2}
 
     def read_shape(self, image: np.ndarray, shape: Shape, th: float) -> list[tuple[str, float, BBox]]:
         """Steps 2-3 for one shape: (text, confidence, box in image coordinates) read."""
@@ -215,6 +341,30 @@ class ShapeText(BackendAgent):
             out.append((text, float(confidence), (b[0] + X0, b[1] + Y0, b[2] + X0, b[3] + Y0)))
         return out
 
+    def read_strays(self, image: np.ndarray, shape: Shape, lines: list[TextBox], th: float
+                    ) -> list[tuple[str, float, BBox]]:
+        """Step 5 for one shape: (text, confidence, box in image coordinates) of each stray
+        glyph group beside its label that the recogniser reads as 1-3 ASCII letters or digits."""
+        got = cleaned_inside(image, shape, self.inset, self.ink_threshold, th, self.min_glyph, self.fill_noise)
+        if got is None:
+            return []
+        crop, (X0, Y0), _ink = got
+        own = [t for t in lines if _holds_line(shape.bbox, [t])]
+        boxes = [(t.bbox[0] - X0, t.bbox[1] - Y0, t.bbox[2] - X0, t.bbox[3] - Y0) for t in own]
+        out = []
+        f = self.upscale
+        for b in stray_glyphs(crop, boxes, [t.height for t in own], th, self.glyph_color_tol):
+            m = 0.25 * th
+            x0, y0 = max(0, int(b[0] - m)), max(0, int(b[1] - m))
+            x1, y1 = min(crop.shape[1], int(np.ceil(b[2] + m))), min(crop.shape[0], int(np.ceil(b[3] + m)))
+            piece = cv2.resize(crop[y0:y1, x0:x1], None, fx=f, fy=f, interpolation=cv2.INTER_CUBIC)
+            ((text, conf),) = self.backend.recognize([piece])
+            text = text.strip()
+            if not (1 <= len(text) <= 3 and text.isascii() and text.isalnum()) or conf < self.glyph_min_conf:
+                continue
+            out.append((text, float(conf), (b[0] + X0, b[1] + Y0, b[2] + X0, b[3] + Y0)))
+        return out
+
     def run(self, diagram: Diagram) -> None:
         th = diagram.text_height()
         lines = list(diagram.text_lines)
@@ -229,6 +379,10 @@ class ShapeText(BackendAgent):
             for text, conf, box in found:
                 lines.append(TextBox(len(lines), text, box, conf))
                 read.append({"shape": s.id, "text": text, "confidence": round(conf, 4)})
+        for s in labelled_boxes(diagram.shapes, lines, th, self.max_side):
+            for text, conf, box in self.read_strays(diagram.image, s, lines, th):
+                lines.append(TextBox(len(lines), text, box, conf))
+                read.append({"shape": s.id, "text": text, "confidence": round(conf, 4), "stray": True})
         if read:
             diagram.text_lines = lines
             diagram.text_labels = group_lines(lines, line_gap=self.line_gap, word_gap=self.word_gap,
