@@ -66,6 +66,12 @@ Backends (``[parser.shape_hunter] backend``), registered in :data:`BACKENDS`:
      frame's panel: an irregular ``polygon`` region of the frame's fill lying inside it along
      two or more of its sides and covering under 90 % of it (connectors crossing the border
      cut the panel's fill into such pieces). The frame replaces its pieces.
+  8b. Channels (:mod:`.channels`): a region lying between two other shapes, its left and
+     right sides (or top and bottom) within ``max(8, 0.3 th)`` px of theirs, whose other two
+     sides carry no outline (ink over 60 % of a side, not counting a stroke running on past
+     both ends of it off the other shapes' parallel sides: a connector crossing the gap) is
+     the gap between them, not a shape (two column frames over a coloured row band leave one,
+     and the edge label set in it became a node).
   9. Pictures: solid blobs and photos survive a morphological opening that removes strokes
      and text; see :meth:`OpenCVShapes._add_blobs`.
   7. Operators: Hough circles of radius ``operator_radius`` (fractions of the text height),
@@ -113,7 +119,7 @@ Layout of this package (one idea a file): :mod:`.base` (the :data:`BACKENDS` reg
 :class:`ShapeBackend` protocol, :func:`assign_parents`), :mod:`.ink` (background, channel
 differences, ink masks), :mod:`.boxes` (box arithmetic), :mod:`.masks` (region masks),
 :mod:`.shapes` (the kind tests of step 5), :mod:`.operators` (step 7), :mod:`.shadows` (drop
-shadows), :mod:`.opencv` with
+shadows), :mod:`.channels` (step 8b), :mod:`.opencv` with
 :mod:`.opencv_regions` (steps 4-5) and :mod:`.opencv_frames` (steps 8-9), :mod:`.sam` with
 :mod:`.sam_model` (building and loading the model); here the :class:`ShapeHunter` agent.
 """

@@ -16,6 +16,7 @@ import numpy as np
 from sciflow.agents.diagram import Shape, TextBox
 from sciflow.agents.shape_hunter.base import BACKENDS, ShapeBackend
 from sciflow.agents.shape_hunter.boxes import _inside_frac, _iou
+from sciflow.agents.shape_hunter.channels import drop_channels
 from sciflow.agents.shape_hunter.ink import background_color, without_glyphs
 from sciflow.agents.shape_hunter.masks import _fill_holes
 from sciflow.agents.shape_hunter.opencv_frames import FrameSteps
@@ -80,8 +81,8 @@ class OpenCVShapes(FrameSteps, RegionSteps, ShapeBackend):
         # connectors is no shape
         # 12: frame sides up to 0.25 text heights thick; irregular regions of a frame's fill along
         # its sides are pieces of it (the frame replaces them); an outline's band is thin at its
-        # 90th percentile
-        return {"backend": "opencv", "opencv": cv2.__version__, "version": 12}
+        # 90th percentile; 13: channels between shapes are no shapes
+        return {"backend": "opencv", "opencv": cv2.__version__, "version": 13}
 
     def barriers(self, image: np.ndarray) -> np.ndarray:
         edges = np.zeros(image.shape[:2], np.uint8)
@@ -111,7 +112,8 @@ class OpenCVShapes(FrameSteps, RegionSteps, ShapeBackend):
                 continue
             found.append(sb)
         found = self._add_blobs(found, image, bg, text_lines)
-        return self._add_frames(found, image, bg, text_lines)
+        th = float(np.median([t.height for t in text_lines]))
+        return drop_channels(self._add_frames(found, image, bg, text_lines), image, bg, th)
 
     def _regions(
         self, image: np.ndarray, bg: np.ndarray, barrier: np.ndarray, text_lines: list[TextBox]
