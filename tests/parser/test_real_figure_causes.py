@@ -158,11 +158,26 @@ def test_compare_ends_puts_the_head_at_the_wide_end_of_a_short_connector():
     cts = [Contact(0, 0, 0.0, 10.0), Contact(0, 1, 28.0, 10.0)]
     compare_ends(cts, {0: _comp(short)}, [0])
     assert [c.head for c in cts] == [False, True]
-    # a plain line, and a line wide at both ends (a bracket), have no head
-    for mask in (line, np.maximum(headed, headed[:, ::-1])):
+    # a plain line, and a line with a bar across each end (a bracket), have no head
+    bracket = line.copy()
+    bracket[6:15, 1:3] = bracket[6:15, 38:40] = 1
+    for mask in (line, bracket):
         cts = [Contact(0, 0, 2.0, 10.0), Contact(0, 1, 38.0, 10.0)]
         compare_ends(cts, {0: _comp(mask)}, [0])
         assert [c.head for c in cts] == [False, False]
+    # a head narrowing to its tip at each end: a short double-headed arrow, also where the
+    # window test found one of its heads
+    for found in (False, True):
+        cts = [Contact(0, 0, 2.0, 10.0, head=found), Contact(0, 1, 38.0, 10.0)]
+        compare_ends(cts, {0: _comp(np.maximum(headed, headed[:, ::-1]))}, [0])
+        assert [c.head for c in cts] == [True, True]
+    # the legs of a U-shaped connector lie to one side of the line joining its contacts
+    u = np.zeros((21, 41), np.uint8)
+    u[2:12, 1:3] = u[2:12, 38:40] = 1
+    u[10:12, 1:40] = 1
+    cts = [Contact(0, 0, 2.0, 2.0), Contact(0, 1, 38.0, 2.0)]
+    compare_ends(cts, {0: _comp(u)}, [0])
+    assert [c.head for c in cts] == [False, False]
 
 
 @pytest.mark.parametrize("gap", [26, 34])
@@ -719,3 +734,22 @@ def test_lines_fanning_out_of_one_point_of_a_box_are_each_an_edge(parser):
     c.arrow([(190, 180), (430, 300)])
     g = parser(c.array()).graph
     assert edges_by_label(g) == {("audio memory", t) for t in ("encoder", "tokenizer", "decoder")}
+
+
+def test_short_double_headed_arrows_between_stacked_boxes_are_two_edges(parser):
+    # a tool and its memory, stacked close, joined by a short arrow with a small head at
+    # each end (the heads too small for the head window, which is cut short between them)
+    c = Canvas(900, 260)
+    for k, x in enumerate((40, 330, 620)):
+        for name, y in (("Tool", 30), ("Memory", 130)):
+            c.d.rectangle((x, y, x + 240, y + 50), outline="black", width=2, fill="white")
+            c.d.text((x + 120, y + 25), f"{name} {k + 1}", font=font(34), fill="black", anchor="mm")
+        mx = x + 120
+        c.d.line([(mx, 86), (mx, 124)], fill="#7f7f7f", width=4)
+        c.d.polygon([(mx, 81), (mx - 7, 93), (mx + 7, 93)], fill="#7f7f7f")
+        c.d.polygon([(mx, 129), (mx - 7, 117), (mx + 7, 117)], fill="#7f7f7f")
+    g = parser(c.array()).graph
+    want = set()
+    for k in (1, 2, 3):
+        want |= {(f"tool {k}", f"memory {k}"), (f"memory {k}", f"tool {k}")}
+    assert edges_by_label(g) == want

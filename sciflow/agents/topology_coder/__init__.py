@@ -64,6 +64,10 @@ Backend ``strokes`` (default), exact behaviour (``th`` = median OCR line height)
    end after all this is split at its middle: when one half spreads across the line joining
    the contacts at least ``max(2.5 w, w + 3)`` and 1.6 x the other half, which stays under
    that bound, that end is the head (a short arrow whose head sits under the outline mask).
+   When both ends spread alike (within 1.5 x) at least ``max(2 s, s + 3)`` over a straight
+   shaft ``s`` wide (the middle third's spread), every third centred on the line joining the
+   contacts and each end narrowing to its contact, both ends are heads (a short
+   double-headed arrow, also where the window test found one of them).
    On a connector of three or more contacts that all read as heads, the one contact on a
    drawn node where the connector branches (a ring of ``1.25 R`` around it is crossed by two
    or more arcs of the connector, every other contact's by at most one) is its tail

@@ -348,14 +348,21 @@ def compare_ends(cts: list[Contact], comps: dict[int, Comp], members: list[int])
     """A short two-contact connector whose head the window test missed (the head sits mostly
     under the node's outline mask, or the window was cut to under half the connector):
     measure the spread across the line joining the contacts (2nd to 98th percentile) of the
-    pixels in the outer third at each end. When one end spreads at least
-    ``max(2.5 w, w + 3)`` and at least 1.6 x the other end, which itself stays under that
-    bound (a plain line), that end carries the head. Thirds, not halves: on a short arrow
+    pixels in the outer third at each end. When neither end has a head and one end spreads at
+    least ``max(2.5 w, w + 3)`` and at least 1.6 x the other end, which itself stays under
+    that bound (a plain line), that end carries the head. Thirds, not halves: on a short arrow
     the head can be longer than half the connector, and its wide base then lies in the
     tail's half. ``w`` is the stroke width, or the narrower end's spread where that is less:
-    a head that is much of the ink inflates the connector's median width. Nothing changes
-    otherwise."""
-    if len(cts) != 2 or cts[0].head or cts[1].head:
+    a head that is much of the ink inflates the connector's median width.
+
+    Otherwise, a short double-headed arrow: when both ends spread alike (within 1.5 x) and at
+    least ``max(2 s, s + 3)``, ``s`` the spread of the middle third (the shaft, measured on
+    this connector), every third lies centred on the line joining the contacts (its median
+    within ``s``: a U-shaped connector's legs lie to one side of it) and each end narrows
+    towards its contact (the pixels within 2 px of it spread less than its third: a bar
+    across a line's end, a bracket, is widest there), both ends carry a head, also where the
+    window test found one of them. Nothing changes otherwise."""
+    if len(cts) != 2 or (cts[0].head and cts[1].head):
         return
     a, b = cts
     vx, vy = b.x - a.x, b.y - a.y
@@ -366,20 +373,42 @@ def compare_ends(cts: list[Contact], comps: dict[int, Comp], members: list[int])
     xs, ys = member_pixels(comps, members)
     along = (xs - a.x) * ux + (ys - a.y) * uy
     lat = -(xs - a.x) * uy + (ys - a.y) * ux
-    spreads = []
-    for half in (along <= L / 3.0, along >= 2.0 * L / 3.0):
-        if half.sum() < 3:
-            return
-        spreads.append(float(np.percentile(lat[half], 98) - np.percentile(lat[half], 2)) + 1.0)
-    w = min(float(np.median([comps[m].width for m in members])), min(spreads))
-    need = max(2.5 * w, w + 3.0)
-    for i, j in ((0, 1), (1, 0)):
-        if spreads[i] >= need and spreads[i] >= 1.6 * spreads[j] and spreads[j] < need:
-            cts[i].head = True
-            cts[i].spread = spreads[i]
-            cts[i].margin = float(min(1.0, (spreads[i] - need) / need))
-            log.debug("contacts at (%.0f,%.0f)/(%.0f,%.0f): end spreads %.1f/%.1f, head at the first",
-                      cts[i].x, cts[i].y, cts[j].x, cts[j].y, spreads[i], spreads[j])
+    thirds = (along <= L / 3.0, (along > L / 3.0) & (along < 2.0 * L / 3.0), along >= 2.0 * L / 3.0)
+    if any(t.sum() < 3 for t in thirds):
+        return
+    spread = [float(np.percentile(lat[t], 98) - np.percentile(lat[t], 2)) + 1.0 for t in thirds]
+    spreads = [spread[0], spread[2]]
+    if not a.head and not b.head:
+        w = min(float(np.median([comps[m].width for m in members])), min(spreads))
+        need = max(2.5 * w, w + 3.0)
+        for i, j in ((0, 1), (1, 0)):
+            if spreads[i] >= need and spreads[i] >= 1.6 * spreads[j] and spreads[j] < need:
+                cts[i].head = True
+                cts[i].spread = spreads[i]
+                cts[i].margin = float(min(1.0, (spreads[i] - need) / need))
+                log.debug("contacts at (%.0f,%.0f)/(%.0f,%.0f): end spreads %.1f/%.1f, head at the first",
+                          cts[i].x, cts[i].y, cts[j].x, cts[j].y, spreads[i], spreads[j])
+                return
+    shaft = spread[1]
+    need = max(2.0 * shaft, shaft + 3.0)
+    centred = all(abs(float(np.median(lat[t]))) <= shaft for t in thirds)
+
+    def narrows(from_end: np.ndarray) -> bool:
+        """A head narrows to its tip at the contact; a bar across a line's end (a bracket)
+        is widest there: the pixels within 2 px of the contact (along the line) spread less
+        than the end's third does."""
+        near, end = np.abs(from_end) <= 2.0, from_end <= L / 3.0
+        if near.sum() < 2:
+            return False
+        return float(np.ptp(lat[near])) < float(np.ptp(lat[end])) - 1.0
+
+    tips = narrows(along) and narrows(L - along)
+    if min(spreads) >= need and max(spreads) <= 1.5 * min(spreads) and centred and tips:
+        for ct, sp in zip(cts, spreads, strict=True):
+            if not ct.head:
+                ct.head, ct.spread, ct.margin = True, sp, float(min(1.0, (sp - need) / need))
+        log.debug("contacts at (%.0f,%.0f)/(%.0f,%.0f): both ends spread %.1f/%.1f over a %.1f px shaft",
+                  a.x, a.y, b.x, b.y, spreads[0], spreads[1], shaft)
 
 
 def ring_arcs(dx: np.ndarray, dy: np.ndarray, r: float, tol: float = 1.5, gap: float = 25.0) -> int:

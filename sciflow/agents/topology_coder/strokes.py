@@ -83,8 +83,8 @@ class StrokeTopology:
         # all-heads connector is its tail (a fan out of one point of a box)
         # 12: compare_ends measures the outer thirds on the shaft's own width
         # 13: container bands as wide as their measured outline; a crossing joins pieces on
-        # opposite sides of the outline
-        return {"backend": "strokes", "version": 13}
+        # opposite sides of the outline; 14: short double-headed arrows (compare_ends)
+        return {"backend": "strokes", "version": 14}
 
     def trace(self, d: Diagram) -> None:
         """Fill ``d.strokes`` and ``d.edges``."""
