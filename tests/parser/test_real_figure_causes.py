@@ -158,6 +158,12 @@ def test_compare_ends_puts_the_head_at_the_wide_end_of_a_short_connector():
     cts = [Contact(0, 0, 0.0, 10.0), Contact(0, 1, 28.0, 10.0)]
     compare_ends(cts, {0: _comp(short)}, [0])
     assert [c.head for c in cts] == [False, True]
+    # a connector whose middle third is hidden (under a label's mask) keeps its wide end's head
+    gapped = headed.copy()
+    gapped[:, 15:26] = 0
+    cts = [Contact(0, 0, 2.0, 10.0), Contact(0, 1, 38.0, 10.0)]
+    compare_ends(cts, {0: _comp(gapped)}, [0])
+    assert [c.head for c in cts] == [False, True]
     # a plain line, and a line with a bar across each end (a bracket), have no head
     bracket = line.copy()
     bracket[6:15, 1:3] = bracket[6:15, 38:40] = 1

@@ -374,9 +374,9 @@ def compare_ends(cts: list[Contact], comps: dict[int, Comp], members: list[int])
     along = (xs - a.x) * ux + (ys - a.y) * uy
     lat = -(xs - a.x) * uy + (ys - a.y) * ux
     thirds = (along <= L / 3.0, (along > L / 3.0) & (along < 2.0 * L / 3.0), along >= 2.0 * L / 3.0)
-    if any(t.sum() < 3 for t in thirds):
+    if thirds[0].sum() < 3 or thirds[2].sum() < 3:
         return
-    spread = [float(np.percentile(lat[t], 98) - np.percentile(lat[t], 2)) + 1.0 for t in thirds]
+    spread = [float(np.percentile(lat[t], 98) - np.percentile(lat[t], 2)) + 1.0 if t.sum() else 0.0 for t in thirds]
     spreads = [spread[0], spread[2]]
     if not a.head and not b.head:
         w = min(float(np.median([comps[m].width for m in members])), min(spreads))
@@ -389,6 +389,8 @@ def compare_ends(cts: list[Contact], comps: dict[int, Comp], members: list[int])
                 log.debug("contacts at (%.0f,%.0f)/(%.0f,%.0f): end spreads %.1f/%.1f, head at the first",
                           cts[i].x, cts[i].y, cts[j].x, cts[j].y, spreads[i], spreads[j])
                 return
+    if thirds[1].sum() < 3:
+        return  # no shaft to measure
     shaft = spread[1]
     need = max(2.0 * shaft, shaft + 3.0)
     centred = all(abs(float(np.median(lat[t]))) <= shaft for t in thirds)
