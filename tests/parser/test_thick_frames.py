@@ -116,6 +116,10 @@ def test_a_crossing_needs_one_piece_inside_and_one_outside():
     assert _opposite_sides(shallow_in, shallow_out, frame, 20.0)
     # a piece whose direction is unknown does not object
     assert _opposite_sides(out_left, Contact(5, 0, 96.0, 160.0), frame, 20.0)
+    # nor does a stroke grazing a corner, where the nearest side changes under it
+    graze_a = Contact(6, 0, 97.0, 108.0, out_dir=(-0.56, -0.83))
+    graze_b = Contact(7, 0, 105.0, 112.0, out_dir=(0.93, -0.36))
+    assert _opposite_sides(graze_a, graze_b, frame, 20.0)
 
 
 def test_panel_pieces_are_irregular_regions_of_the_panels_fill_along_its_sides():

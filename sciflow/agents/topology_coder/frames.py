@@ -118,8 +118,9 @@ def _opposite_sides(a: Contact, b: Contact, polygon: tuple[tuple[float, float], 
     opposite sides, one into the container and one out of it (a stroke crossing the
     outline), judged by the signed distance to the outline ``reach`` px along each piece's
     ``out_dir`` against the contact's own. Two arrows ending side by side on the same side of
-    a frame are two arrows, however close. Unknown directions, and pieces running within 30
-    degrees of the outline (a shallow crossing), do not object.
+    a frame are two arrows, however close. Unknown directions, pieces running within 30
+    degrees of the outline (a shallow crossing) and contacts within ``reach`` of a corner of
+    the polygon (a stroke grazing it) do not object.
 
     >>> square = ((0.0, 0.0), (100.0, 0.0), (100.0, 100.0), (0.0, 100.0))
     >>> inner = Contact(0, 0, 2.0, 50.0, out_dir=(1.0, 0.0))
@@ -129,6 +130,9 @@ def _opposite_sides(a: Contact, b: Contact, polygon: tuple[tuple[float, float], 
     (True, False)
     """
     if a.out_dir == (0.0, 0.0) or b.out_dir == (0.0, 0.0):
+        return True
+    # at a corner the nearest side changes under the stroke: a graze there tells no side
+    if any(math.hypot(c.x - px, c.y - py) <= reach for c in (a, b) for px, py in polygon):
         return True
     # a piece running along the outline (within 30 degrees) tells no side: a stroke crossing
     # at a shallow angle leaves both its pieces nearly parallel to the outline
