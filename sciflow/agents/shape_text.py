@@ -136,6 +136,21 @@ def labelled_boxes(shapes: list[Shape], lines: list[TextBox], th: float, max_sid
     return sorted(out, key=lambda s: (s.bbox[1], s.bbox[0], s.id))
 
 
+def fill_residual(crop: np.ndarray, th: float) -> tuple[np.ndarray, np.ndarray]:
+    """``(fill, residual)``: the fill around every pixel of ``crop`` (a median over 1.5 text
+    heights ``th``, so a gradient fill is followed) and each pixel's largest channel
+    difference from it (ink stands out of the fill; the fill itself does not).
+
+    >>> crop = np.full((30, 30, 3), 200, np.uint8); crop[10:14, 10:14] = 0
+    >>> fill, resid = fill_residual(crop, 10.0)
+    >>> int(fill[12, 12, 0]), int(resid[12, 12]), int(resid[0, 0])
+    (200, 200, 0)
+    """
+    k = max(3, int(round(1.5 * th)) | 1)
+    fill = cv2.medianBlur(crop, k)
+    return fill, np.abs(crop.astype(np.int16) - fill.astype(np.int16)).max(axis=2)
+
+
 def cleaned_inside(image: np.ndarray, shape: Shape, inset: float, ink_threshold: int, th: float,
                    min_glyph: float, fill_noise: float = 4.0) -> tuple[np.ndarray, tuple[int, int], BBox] | None:
     """Step 2: the shape's inside with every ink piece touching its border painted over with
@@ -163,9 +178,7 @@ def cleaned_inside(image: np.ndarray, shape: Shape, inset: float, ink_threshold:
     if X1 - X0 < 4 or Y1 - Y0 < 4:
         return None
     crop = np.ascontiguousarray(image[Y0:Y1, X0:X1])
-    k = max(3, int(round(1.5 * th)) | 1)
-    fill = cv2.medianBlur(crop, k)
-    resid = np.abs(crop.astype(np.int16) - fill.astype(np.int16)).max(axis=2)
+    fill, resid = fill_residual(crop, th)
     ink = (resid > ink_threshold).astype(np.uint8)
     away = cv2.dilate(ink, np.ones((5, 5), np.uint8)) == 0
     if not away.any() or float(resid[away].mean()) > fill_noise:
@@ -232,10 +245,7 @@ def stray_glyphs(
     """
     if not lines:
         return []
-    k = max(3, int(round(1.5 * th)) | 1)
-    fill = cv2.medianBlur(crop, k)
-    resid = np.abs(crop.astype(np.int16) - fill.astype(np.int16)).max(axis=2)
-    ink = (resid > 60).astype(np.uint8)
+    ink = (fill_residual(crop, th)[1] > 60).astype(np.uint8)
     covered = np.zeros_like(ink)
     for (x0, y0, x1, y1), hgt in zip(lines, heights, strict=True):
         g = 0.2 * hgt
