@@ -14,13 +14,14 @@ import cv2
 import numpy as np
 
 from sciflow.agents.diagram import Shape, TextBox
-from sciflow.agents.shape_hunter.base import BACKENDS, ShapeBackend
+from sciflow.agents.shape_hunter.base import BACKENDS, ShapeBackend, assign_parents
 from sciflow.agents.shape_hunter.boxes import _inside_frac, _iou
 from sciflow.agents.shape_hunter.channels import drop_channels
 from sciflow.agents.shape_hunter.ink import background_color, without_glyphs
 from sciflow.agents.shape_hunter.masks import _fill_holes
 from sciflow.agents.shape_hunter.opencv_frames import FrameSteps
 from sciflow.agents.shape_hunter.opencv_regions import RegionSteps
+from sciflow.agents.shape_hunter.side_bars import grow_double_sides
 
 # A region less solid than ``min_solidity`` but at least this is kept as a fragment that
 # must merge (step 4) with another of its fill to become a shape.
@@ -81,8 +82,10 @@ class OpenCVShapes(FrameSteps, RegionSteps, ShapeBackend):
         # connectors is no shape
         # 12: frame sides up to 0.25 text heights thick; irregular regions of a frame's fill along
         # its sides are pieces of it (the frame replaces them); an outline's band is thin at its
-        # 90th percentile; 13: channels between shapes are no shapes
-        return {"backend": "opencv", "opencv": cv2.__version__, "version": 13}
+        # 90th percentile; 13: channels between shapes are no shapes; 14: a frame side turns into
+        # its own bottom too (boxes stacked in line, sketched corners); double sides (subroutine
+        # boxes) grow to their outer line
+        return {"backend": "opencv", "opencv": cv2.__version__, "version": 14}
 
     def barriers(self, image: np.ndarray) -> np.ndarray:
         edges = np.zeros(image.shape[:2], np.uint8)
@@ -113,7 +116,8 @@ class OpenCVShapes(FrameSteps, RegionSteps, ShapeBackend):
             found.append(sb)
         found = self._add_blobs(found, image, bg, text_lines)
         th = float(np.median([t.height for t in text_lines]))
-        return drop_channels(self._add_frames(found, image, bg, text_lines), image, bg, th)
+        shapes = drop_channels(self._add_frames(found, image, bg, text_lines), image, bg, th)
+        return assign_parents(grow_double_sides(shapes, image, bg, th))
 
     def _regions(
         self, image: np.ndarray, bg: np.ndarray, barrier: np.ndarray, text_lines: list[TextBox]

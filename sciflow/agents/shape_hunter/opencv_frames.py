@@ -126,12 +126,17 @@ def _side_meets(
 
 
 def _own_corner(
-    side: tuple[float, float, float], corner: tuple[float, float], runs: list[tuple[float, float, float]]
+    side: tuple[float, float, float],
+    corner: tuple[float, float],
+    runs: list[tuple[float, float, float]],
+    bottom: bool = False,
 ) -> bool:
-    """Whether the top end of the vertical run ``side = (x, y0, y1)`` is at least as near the
-    frame's corner ``corner`` (the end of its top run) as to the end of any horizontal run
-    of ``runs`` (``(y, x0, x1)``): two frames side by side each have their own side, and
-    each side turns into its own frame's top.
+    """Whether the top end of the vertical run ``side = (x, y0, y1)`` (its bottom end with
+    ``bottom``) is at least as near the frame's corner ``corner`` (the end of its top run, or
+    bottom run) as to the end of any horizontal run of ``runs`` (``(y, x0, x1)``): two frames
+    side by side each have their own side, and each side turns into its own frame's top; two
+    boxes stacked with their sides in line each turn their sides into their own bottom, so
+    the top of one and the bottom (or top) of the next frame nothing.
 
     >>> tops = [(0.0, 20.0, 100.0), (0.0, 130.0, 200.0)]
     >>> _own_corner((105.0, 15.0, 300.0), (130.0, 0.0), tops), _own_corner((122.0, 15.0, 300.0), (130.0, 0.0), tops)
@@ -140,12 +145,24 @@ def _own_corner(
     False
     >>> _own_corner((122.0, 15.0, 300.0), (130.0, 0.0), tops + [(40.0, 122.0, 180.0)])
     True
+    >>> stack = [(0.0, 10.0, 90.0), (60.0, 10.0, 90.0), (100.0, 10.0, 90.0), (160.0, 10.0, 90.0)]
+    >>> _own_corner((10.0, 0.0, 60.0), (10.0, 160.0), stack, bottom=True)
+    False
+    >>> _own_corner((10.0, 0.0, 60.0), (10.0, 60.0), stack, bottom=True)
+    True
     """
-    x, top = side[0], side[1]
-    own = np.hypot(x - corner[0], top - corner[1])
-    # a side turns into a top above its upper end: a run lower down (a box's outline that
-    # touches the side) is no top it could turn into
-    return all(np.hypot(x - e, top - y) >= own - 1e-9 for y, a, b in runs if y <= top + 2 for e in (a, b))
+    x, end = side[0], side[2 if bottom else 1]
+    own = np.hypot(x - corner[0], end - corner[1])
+    # a side turns into a line beyond its end, or into one that meets it at most 8 px short
+    # of its end (a sketched side overshoots its corners); a line further inside the side's
+    # span (a box's outline touching it, continued by an arrow) is none it turns into
+
+    def turns_into(y: float, e: float) -> bool:
+        if (y >= end - 2) if bottom else (y <= end + 2):
+            return True
+        return abs(e - x) <= 4 and abs(y - end) <= 8
+
+    return all(np.hypot(x - e, end - y) >= own - 1e-9 for y, a, b in runs for e in (a, b) if turns_into(y, e))
 
 
 def _joined_under_text(
@@ -345,8 +362,8 @@ class FrameSteps:
                 ]
                 # a side whose top end lies nearer another top run's end than this frame's
                 # corner is the side of the frame next door
-                left = [v for v in left if _own_corner(v, (tx0, yt), H)]
-                right = [v for v in right if _own_corner(v, (tx1, yt), H)]
+                left = [v for v in left if _own_corner(v, (tx0, yt), H) and _own_corner(v, (bx0, yb), H, True)]
+                right = [v for v in right if _own_corner(v, (tx1, yt), H) and _own_corner(v, (bx1, yb), H, True)]
                 if left and right:
                     # each side is the run whose ends best meet the corners: a rounded frame's
                     # side runs from yt + r to yb - r, r being how far inside the sides the top

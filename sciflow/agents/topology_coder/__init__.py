@@ -61,9 +61,9 @@ Backend ``strokes`` (default), exact behaviour (``th`` = median OCR line height)
    that margin with no detection near it. The hidden-head area is measured again at the two
    points of the node's outline ``2 R`` away on either side and the smaller is subtracted (a
    thick outline survives the opening too). A two-contact connector with no head at either
-   end after all this is split at its middle: when one half spreads across the line joining
-   the contacts at least ``max(2.5 w, w + 3)`` and 1.6 x the other half, which stays under
-   that bound, that end is the head (a short arrow whose head sits under the outline mask).
+   end after all this is split in thirds: when one outer third spreads across the line joining
+   the contacts at least ``max(2 w, w + 3)`` and 1.6 x the other, which stays under
+   ``max(2.5 w, w + 3)``, that end is the head (a short arrow whose head sits under the outline mask).
    When both ends spread alike (within 1.5 x) at least ``max(2 s, s + 3)`` over a straight
    shaft ``s`` wide (the middle third's spread), every third centred on the line joining the
    contacts and each end narrowing to its contact, both ends are heads (a short

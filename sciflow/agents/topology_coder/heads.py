@@ -349,11 +349,12 @@ def compare_ends(cts: list[Contact], comps: dict[int, Comp], members: list[int])
     under the node's outline mask, or the window was cut to under half the connector):
     measure the spread across the line joining the contacts (2nd to 98th percentile) of the
     pixels in the outer third at each end. When neither end has a head and one end spreads at
-    least ``max(2.5 w, w + 3)`` and at least 1.6 x the other end, which itself stays under
-    that bound (a plain line), that end carries the head. Thirds, not halves: on a short arrow
-    the head can be longer than half the connector, and its wide base then lies in the
-    tail's half. ``w`` is the stroke width, or the narrower end's spread where that is less:
-    a head that is much of the ink inflates the connector's median width.
+    least ``max(2 w, w + 3)`` and at least 1.6 x the other end, which itself stays under
+    ``max(2.5 w, w + 3)`` (a plain line by the window test's bound), that end carries the
+    head. Thirds, not halves: on a short arrow the head can be longer than half the
+    connector, and its wide base then lies in the tail's half. ``w`` is the stroke width, or
+    the narrower end's spread where that is less: a head that is much of the ink inflates
+    the connector's median width.
 
     Otherwise, a short double-headed arrow: when both ends spread alike (within 1.5 x) and at
     least ``max(2 s, s + 3)``, ``s`` the spread of the middle third (the shaft, measured on
@@ -380,9 +381,12 @@ def compare_ends(cts: list[Contact], comps: dict[int, Comp], members: list[int])
     spreads = [spread[0], spread[2]]
     if not a.head and not b.head:
         w = min(float(np.median([comps[m].width for m in members])), min(spreads))
-        need = max(2.5 * w, w + 3.0)
+        # twice the shaft: the other end, a plain line (under the window test's bound), is the
+        # comparison the window test lacks (a small marker head on an anti-aliased hairline
+        # is ~2.3 x its inked width)
+        need, plain = max(2.0 * w, w + 3.0), max(2.5 * w, w + 3.0)
         for i, j in ((0, 1), (1, 0)):
-            if spreads[i] >= need and spreads[i] >= 1.6 * spreads[j] and spreads[j] < need:
+            if spreads[i] >= need and spreads[i] >= 1.6 * spreads[j] and spreads[j] < plain:
                 cts[i].head = True
                 cts[i].spread = spreads[i]
                 cts[i].margin = float(min(1.0, (spreads[i] - need) / need))

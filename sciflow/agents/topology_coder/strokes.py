@@ -84,7 +84,10 @@ class StrokeTopology:
         # 12: compare_ends measures the outer thirds on the shaft's own width
         # 13: container bands as wide as their measured outline; a crossing joins pieces on
         # opposite sides of the outline; 14: short double-headed arrows (compare_ends)
-        return {"backend": "strokes", "version": 14}
+        # 15: every piece of a dotted line passing under a text passes; label boxes packed
+        # tightly are told from outlined ones by whole lined sides; compare_ends takes a head of
+        # twice the shaft's width
+        return {"backend": "strokes", "version": 15}
 
     def trace(self, d: Diagram) -> None:
         """Fill ``d.strokes`` and ``d.edges``."""

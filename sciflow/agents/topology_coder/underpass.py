@@ -101,6 +101,10 @@ def bridge_text(
         )
 
     drop = join_pairs(contacts, idx, passes, lambda a, b: find(a.comp) != find(b.comp), find, parent, bridges)
+    # a connector that passes under a text has no end on it: the other dots or dashes of a
+    # dotted line that also come near the text are pieces of the same pass
+    through = {(find(contacts[i].comp), contacts[i].target) for i in drop}
+    drop |= {i for i, ct in enumerate(contacts) if (find(ct.comp), ct.target) in through}
     kept = [ct for i, ct in enumerate(contacts) if i not in drop]
     bridged = {contacts[i].target for i in drop} & boxes
     for k in bridged - {ct.target for ct in kept}:
@@ -109,14 +113,20 @@ def bridge_text(
 
 
 def has_outline(image: np.ndarray, bbox: tuple[float, float, float, float], thr: int = 40, depth: int = 5) -> bool:
-    """Whether the box ``bbox`` of ``image`` has a drawn outline: along most of its perimeter
-    (over half of the positions), some pixel of the outer ``depth`` px (a box's outline may
-    lie a few px inside its grown bbox) differs from the interior's median colour by more
-    than ``thr`` (max channel). A node's box is outlined; an edge label's background box is a
-    flat patch of colour.
+    """Whether the box ``bbox`` of ``image`` has a drawn outline: the sides that hold a line,
+    some row (column) of their outer ``depth`` px (a box's outline may lie a few px inside
+    its grown bbox) differing from the interior's median colour by more than ``thr`` (max
+    channel) along at least 75 % of the side, make up over half of the perimeter (the
+    interior's colour is its commonest, in steps of 8: a label packed tightly has as many
+    glyph pixels as fill pixels). A node's
+    box is outlined; an edge label's background box is a flat patch of colour, and the
+    glyphs of a label packed tightly in it reach into those px but never line a whole side.
 
     >>> img = np.full((40, 60, 3), 255, np.uint8)
     >>> img[10:30, 10:50] = 230
+    >>> has_outline(img, (8, 8, 52, 32))
+    False
+    >>> img[12:28:3, 12:48:2] = 0       # glyphs filling the box up to its edges
     >>> has_outline(img, (8, 8, 52, 32))
     False
     >>> img[10:30, 10] = img[10:30, 49] = img[10, 10:50] = img[29, 10:50] = 0
@@ -128,10 +138,30 @@ def has_outline(image: np.ndarray, bbox: tuple[float, float, float, float], thr:
     k = depth
     if crop.shape[0] < 2 * k + 2 or crop.shape[1] < 2 * k + 2:
         return False
-    fill = np.median(crop[k:-k, k:-k].reshape(-1, 3), axis=0)
+    fill = _commonest_color(crop[k:-k, k:-k].reshape(-1, 3))
     diff = np.abs(crop - fill).max(axis=2) > thr
-    sides = [diff[:k].any(axis=0), diff[-k:].any(axis=0), diff[:, :k].any(axis=1), diff[:, -k:].any(axis=1)]
-    return bool(np.concatenate(sides).mean() > 0.5)
+    h, w = diff.shape
+    lined = [
+        (w, diff[:k].mean(axis=1).max()),
+        (w, diff[-k:].mean(axis=1).max()),
+        (h, diff[:, :k].mean(axis=0).max()),
+        (h, diff[:, -k:].mean(axis=0).max()),
+    ]
+    return bool(sum(n for n, frac in lined if frac >= 0.75) > 0.5 * (2 * w + 2 * h))
+
+
+def _commonest_color(pix: np.ndarray, step: int = 8) -> np.ndarray:
+    """The mean colour of the commonest ``step``-quantised colour among the pixels ``pix``
+    (``(n, 3)``).
+
+    >>> pix = np.array([[230, 230, 230]] * 5 + [[20, 20, 20]] * 3 + [[120, 120, 120]] * 4)
+    >>> _commonest_color(pix).tolist()
+    [230.0, 230.0, 230.0]
+    """
+    q = pix.astype(np.int64) // step
+    keys = (q[:, 0] * 64 + q[:, 1]) * 64 + q[:, 2]
+    vals, counts = np.unique(keys, return_counts=True)
+    return pix[keys == vals[int(np.argmax(counts))]].mean(axis=0)
 
 
 def _across(a: Contact, b: Contact, box: tuple[float, float, float, float]) -> bool:

@@ -1,0 +1,120 @@
+"""Step 8c: boxes drawn with a second side line (Mermaid's subroutine ``[[ ]]``, a
+predefined process in flowcharts): the region found is the panel between the inner lines;
+the box reaches out to its outer outline.
+
+A side of a ``rect`` or ``rounded`` shape moves out to a straight line parallel to it, ``d``
+px outside (``3 <= d <= max(6, 0.6 th)``), when:
+
+* that line is ink along at least 90 % of the side's length;
+* a strip of the box's inside lies between them (some line across the gap, parallel to the
+  side, holds ink along under half of it): a thick outline is no second line;
+* the shape's own top and bottom outline (for a left or right side; left and right for a top
+  or bottom) run on through the gap to that line: a neighbouring box or a card stacked
+  behind has outlines of its own that do not.
+
+The nearest such line wins. Without this, the outer outline and the bars stay connector
+ink next to the box, and the arrowheads that touch them are read as part of a stroke along
+the box.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+
+from sciflow.agents.shape_hunter.base import Shape
+from sciflow.agents.shape_hunter.ink import ink_mask
+
+#: the kinds whose sides are axis-aligned straight lines
+BOX_KINDS = ("rect", "rounded")
+
+
+def outer_side(
+    ink: np.ndarray, bbox: tuple[float, float, float, float], side: str, reach: int, fill: np.ndarray | None = None
+) -> int:
+    """How many px ``side`` (``"left"``, ``"right"``, ``"top"``, ``"bottom"``) of the box
+    ``bbox`` moves out to the outer line of a double side, or 0 (see the module docstring).
+    ``ink``: the outline pixels (neither paper nor the box's fill); ``fill``: the pixels of the
+    box's fill colour (default: not ``ink``).
+
+    >>> ink = np.zeros((40, 60), bool)
+    >>> ink[10, 10:50] = ink[30, 10:50] = True           # top and bottom, run on to x = 10
+    >>> ink[10:31, 10] = ink[10:31, 16] = ink[10:31, 49] = True  # outer left, inner left, right
+    >>> outer_side(ink, (16, 10, 49, 30), "left", 8), outer_side(ink, (16, 10, 49, 30), "right", 8)
+    (6, 0)
+    >>> ink[10, 10:16] = False                           # the top stops at the inner line
+    >>> outer_side(ink, (16, 10, 49, 30), "left", 8)
+    0
+    """
+    if fill is None:
+        fill = ~ink
+    x0, y0, x1, y1 = (int(round(v)) for v in bbox)
+    # work on a view where the side is the left one: columns run outwards from it
+    if side == "left":
+        view, inside, a, lo, hi = ink, fill, x0, y0, y1
+    elif side == "right":
+        view, inside, a, lo, hi = ink[:, ::-1], fill[:, ::-1], ink.shape[1] - 1 - x1, y0, y1
+    elif side == "top":
+        view, inside, a, lo, hi = ink.T, fill.T, y0, x0, x1
+    else:
+        view, inside, a, lo, hi = ink.T[:, ::-1], fill.T[:, ::-1], ink.shape[0] - 1 - y1, x0, x1
+    h, w = view.shape
+    if hi - lo < 8 or lo < 2 or hi + 3 > h:
+        return 0
+    rows = slice(lo + 2, hi - 1)
+    for d in range(3, reach + 1):
+        c = a - d
+        if c < 0:
+            break
+        if view[rows, c].mean() < 0.9:
+            continue
+        gap = inside[rows, c + 1 : a]
+        if gap.size == 0 or gap.mean(axis=0).max() < 0.5:
+            continue  # no inside between the lines: a thick outline
+        if all(_runs_across(view, e, c, a) for e in (lo, hi)):
+            return d
+    return 0
+
+
+def _runs_across(view: np.ndarray, e: int, c: int, a: int, slack: int = 4) -> bool:
+    """Whether a line of ``view`` near row ``e`` (within ``slack`` px: a region's box may be
+    grown over its outline) is ink in every column from ``c`` to ``a`` (a 3-row band, so a
+    line one px off straight counts)."""
+    h = view.shape[0]
+    for r in range(max(1, e - slack), min(h - 1, e + slack + 1)):
+        if view[r - 1 : r + 2, c : a + 1].any(axis=0).all():
+            return True
+    return False
+
+
+def grow_double_sides(shapes: list[Shape], image: np.ndarray, bg: np.ndarray, th: float) -> list[Shape]:
+    """``shapes`` with every ``rect`` / ``rounded`` shape grown out to the outer line of each
+    double side (:func:`outer_side`); its polygon points on that side move with it."""
+    paper = ink_mask(image, bg, 40) > 0
+    reach = int(max(6.0, 0.6 * th))
+    out: list[Shape] = []
+    for sh in shapes:
+        if sh.kind not in BOX_KINDS:
+            out.append(sh)
+            continue
+        x0, y0, x1, y1 = sh.bbox
+        cx, cy = (x0 + x1) / 2, (y0 + y1) / 2
+        # the box's outline differs from both the paper and its fill
+        fill = ~(ink_mask(image, np.asarray(sh.fill), 40) > 0)
+        ink = paper & ~fill
+        moves = {s: outer_side(ink, sh.bbox, s, reach, fill) for s in ("left", "right", "top", "bottom")}
+        if not any(moves.values()):
+            out.append(sh)
+            continue
+        poly = tuple(
+            (
+                x - moves["left"] if x < cx else x + moves["right"],
+                y - moves["top"] if y < cy else y + moves["bottom"],
+            )
+            for x, y in sh.polygon
+        )
+        bbox = (x0 - moves["left"], y0 - moves["top"], x1 + moves["right"], y1 + moves["bottom"])
+        area = float((bbox[2] - bbox[0]) * (bbox[3] - bbox[1]))
+        out.append(replace(sh, bbox=bbox, polygon=poly, area=area))
+    return out
