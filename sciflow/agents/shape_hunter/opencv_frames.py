@@ -153,14 +153,17 @@ def _own_corner(
     """
     x, end = side[0], side[2 if bottom else 1]
     own = np.hypot(x - corner[0], end - corner[1])
-    # a side turns into a line beyond its end, or into one that meets it at most 8 px short
-    # of its end (a sketched side overshoots its corners); a line further inside the side's
-    # span (a box's outline touching it, continued by an arrow) is none it turns into
+    # a side turns into a top above its upper end (a run lower down, a box's outline that
+    # touches the side, is no top it could turn into), and into a bottom below its lower end,
+    # or into a line that ends at the side (within 4 px) at most 8 px inside its end (a
+    # sketched side overshoots its corners). Only ends at the side count for a bottom: a
+    # box drawn inside the frame ends short of it, a connector crossing it runs on
 
     def turns_into(y: float, e: float) -> bool:
-        if (y >= end - 2) if bottom else (y <= end + 2):
-            return True
-        return abs(e - x) <= 4 and abs(y - end) <= 8
+        at_side = abs(e - x) <= 4
+        if bottom:
+            return at_side and y >= end - 8
+        return y <= end + 2 or (at_side and y <= end + 8)
 
     return all(np.hypot(x - e, end - y) >= own - 1e-9 for y, a, b in runs for e in (a, b) if turns_into(y, e))
 

@@ -12,7 +12,10 @@ px outside (``3 <= d <= max(6, 0.6 th)``), when:
   or bottom) run on through the gap to that line: a neighbouring box or a card stacked
   behind has outlines of its own that do not.
 
-The nearest such line wins. Without this, the outer outline and the bars stay connector
+The nearest such line wins. The second lines come in pairs: both of two opposite sides
+move, by the same amount within 2 px (the box then grows on those two sides only), and the
+grown box must not be another shape already found (a card drawn round a box inside it).
+Without this, the outer outline and the bars stay connector
 ink next to the box, and the arrowheads that touch them are read as part of a stroke along
 the box.
 """
@@ -24,6 +27,7 @@ from dataclasses import replace
 import numpy as np
 
 from sciflow.agents.shape_hunter.base import Shape
+from sciflow.agents.shape_hunter.boxes import _iou
 from sciflow.agents.shape_hunter.ink import ink_mask
 
 #: the kinds whose sides are axis-aligned straight lines
@@ -89,8 +93,9 @@ def _runs_across(view: np.ndarray, e: int, c: int, a: int, slack: int = 4) -> bo
 
 
 def grow_double_sides(shapes: list[Shape], image: np.ndarray, bg: np.ndarray, th: float) -> list[Shape]:
-    """``shapes`` with every ``rect`` / ``rounded`` shape grown out to the outer line of each
-    double side (:func:`outer_side`); its polygon points on that side move with it."""
+    """``shapes`` with every ``rect`` / ``rounded`` shape grown out to the outer lines of a pair
+    of double sides (:func:`outer_side`, module docstring); its polygon points on those sides
+    move with them."""
     paper = ink_mask(image, bg, 40) > 0
     reach = int(max(6.0, 0.6 * th))
     out: list[Shape] = []
@@ -104,7 +109,11 @@ def grow_double_sides(shapes: list[Shape], image: np.ndarray, bg: np.ndarray, th
         fill = ~(ink_mask(image, np.asarray(sh.fill), 40) > 0)
         ink = paper & ~fill
         moves = {s: outer_side(ink, sh.bbox, s, reach, fill) for s in ("left", "right", "top", "bottom")}
-        if not any(moves.values()):
+        for a, b in (("left", "right"), ("top", "bottom")):
+            if not (moves[a] and moves[b] and abs(moves[a] - moves[b]) <= 2):
+                moves[a] = moves[b] = 0  # the bars come in pairs, alike
+        bbox = (x0 - moves["left"], y0 - moves["top"], x1 + moves["right"], y1 + moves["bottom"])
+        if not any(moves.values()) or any(_iou(bbox, o.bbox) > 0.8 for o in shapes if o is not sh):
             out.append(sh)
             continue
         poly = tuple(
@@ -114,7 +123,6 @@ def grow_double_sides(shapes: list[Shape], image: np.ndarray, bg: np.ndarray, th
             )
             for x, y in sh.polygon
         )
-        bbox = (x0 - moves["left"], y0 - moves["top"], x1 + moves["right"], y1 + moves["bottom"])
         area = float((bbox[2] - bbox[0]) * (bbox[3] - bbox[1]))
         out.append(replace(sh, bbox=bbox, polygon=poly, area=area))
     return out

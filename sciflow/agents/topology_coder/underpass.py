@@ -86,7 +86,8 @@ def bridge_text(
     lines = {t.id: t for t in text_lines}
     boxes = {
         k for k, n in enumerate(targets)
-        if is_label_box(n, lines, th) and (image is None or not has_outline(image, n.bbox))
+        if is_label_box(n, lines, th)
+        and (image is None or not has_outline(image, n.bbox, text=lines[n.text_ids[0]].bbox))
     }
     passable = {k for k, n in enumerate(targets) if n.kind == "text"} | boxes
     for ct in contacts:
@@ -112,42 +113,51 @@ def bridge_text(
     return kept
 
 
-def has_outline(image: np.ndarray, bbox: tuple[float, float, float, float], thr: int = 40, depth: int = 5) -> bool:
-    """Whether the box ``bbox`` of ``image`` has a drawn outline: the sides that hold a line,
-    some row (column) of their outer ``depth`` px (a box's outline may lie a few px inside
-    its grown bbox) differing from the interior's median colour by more than ``thr`` (max
-    channel) along at least 75 % of the side, make up over half of the perimeter (the
-    interior's colour is its commonest, in steps of 8: a label packed tightly has as many
-    glyph pixels as fill pixels). A node's
-    box is outlined; an edge label's background box is a flat patch of colour, and the
-    glyphs of a label packed tightly in it reach into those px but never line a whole side.
+def has_outline(
+    image: np.ndarray,
+    bbox: tuple[float, float, float, float],
+    thr: int = 40,
+    depth: int = 5,
+    text: tuple[float, float, float, float] | None = None,
+) -> bool:
+    """Whether the box ``bbox`` of ``image`` has a drawn outline: along most of its perimeter
+    (over half of the positions), some pixel of the outer ``depth`` px (a box's outline may
+    lie a few px inside its grown bbox) differs from the interior's colour by more than
+    ``thr`` (max channel). The interior's colour is its commonest (in steps of 8): a label
+    packed tightly in its box has nearly as many glyph pixels as fill. Connected marks lying
+    wholly inside the text's box ``text`` (1 px of slack) are glyphs, not outline: a label
+    packed tightly reaches into those px. A node's box is outlined; an edge label's
+    background box is a flat patch of colour.
 
     >>> img = np.full((40, 60, 3), 255, np.uint8)
     >>> img[10:30, 10:50] = 230
     >>> has_outline(img, (8, 8, 52, 32))
     False
-    >>> img[12:28:3, 12:48:2] = 0       # glyphs filling the box up to its edges
-    >>> has_outline(img, (8, 8, 52, 32))
-    False
+    >>> img[11:29:4, 12:48] = 0         # rows of glyphs filling the box up to its edges
+    >>> has_outline(img, (8, 8, 52, 32)), has_outline(img, (8, 8, 52, 32), text=(12, 11, 48, 28))
+    (True, False)
     >>> img[10:30, 10] = img[10:30, 49] = img[10, 10:50] = img[29, 10:50] = 0
-    >>> has_outline(img, (8, 8, 52, 32))
+    >>> has_outline(img, (8, 8, 52, 32), text=(12, 11, 48, 28))
     True
     """
     x0, y0, x1, y1 = (int(round(v)) for v in bbox)
-    crop = image[max(0, y0) : y1, max(0, x0) : x1].astype(np.int16)
+    X0, Y0 = max(0, x0), max(0, y0)
+    crop = image[Y0:y1, X0:x1].astype(np.int16)
     k = depth
     if crop.shape[0] < 2 * k + 2 or crop.shape[1] < 2 * k + 2:
         return False
     fill = _commonest_color(crop[k:-k, k:-k].reshape(-1, 3))
     diff = np.abs(crop - fill).max(axis=2) > thr
-    h, w = diff.shape
-    lined = [
-        (w, diff[:k].mean(axis=1).max()),
-        (w, diff[-k:].mean(axis=1).max()),
-        (h, diff[:, :k].mean(axis=0).max()),
-        (h, diff[:, -k:].mean(axis=0).max()),
-    ]
-    return bool(sum(n for n, frac in lined if frac >= 0.75) > 0.5 * (2 * w + 2 * h))
+    if text is not None:
+        n, lab, st, _ = cv2.connectedComponentsWithStats(diff.astype(np.uint8), connectivity=8)
+        tx0, ty0, tx1, ty1 = text[0] - X0 - 1, text[1] - Y0 - 1, text[2] - X0 + 1, text[3] - Y0 + 1
+        glyph = np.zeros(n, bool)
+        for i in range(1, n):
+            x, y, w, h = (int(v) for v in st[i, :4])
+            glyph[i] = x >= tx0 and y >= ty0 and x + w <= tx1 and y + h <= ty1
+        diff &= ~glyph[lab]
+    sides = [diff[:k].any(axis=0), diff[-k:].any(axis=0), diff[:, :k].any(axis=1), diff[:, -k:].any(axis=1)]
+    return bool(np.concatenate(sides).mean() > 0.5)
 
 
 def _commonest_color(pix: np.ndarray, step: int = 8) -> np.ndarray:
