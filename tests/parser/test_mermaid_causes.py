@@ -176,3 +176,53 @@ def test_frames_of_sketched_boxes_stacked_in_line_are_the_boxes_alone():
         img[y : y + 2, 56:244] = img[y1 - 2 : y1, 56:244] = (214, 182, 86)
     frames = OpenCVShapes({})._add_frames([], img, np.array([255, 255, 255]), [])
     assert sorted((round(f.bbox[1]), round(f.bbox[3])) for f in frames) == [(40, 123), (170, 253)]
+
+
+def test_a_short_step_connector_bending_near_both_ends_keeps_its_head(parser):
+    """Mermaid's ``step`` curve between boxes close together: down, across, down, with a bend
+    near each end. The bends spread the ink to one side at both ends; the filled head is
+    still twice the hairline's thickness."""
+    c = Canvas(520, 260)
+    c.box("Router", 60, 40, w=160)
+    c.box("Memory", 260, 150, w=160)
+    y_mid = 120
+    for pts in ([(140, 92), (140, y_mid)], [(140, y_mid), (340, y_mid)], [(340, y_mid), (340, 140)]):
+        c.d.line(pts, fill="#333333", width=2)
+    c.d.polygon([(340, 149), (334, 138), (346, 138)], fill="#333333")
+    r = parser(c.array())
+    assert labels(r.graph) == {"router", "memory"}
+    assert edges_by_label(r.graph) == {("router", "memory")}
+
+
+def test_two_dots_left_below_a_label_still_lead_on_to_their_head():
+    """Where a dotted line passes under a label or a frame's title, the stretch after it may
+    be only two dots long before the head: the run of dots still goes on onto the head."""
+    from sciflow.agents.topology_coder.components import ink_components, union_find
+    from sciflow.agents.topology_coder.dashes import bridge_dashes
+
+    ink = np.zeros((60, 40), np.uint8)
+    ink[10:12, 19:21] = 1          # two dots, 6 px apart, going down
+    ink[16:18, 19:21] = 1
+    for k in range(9):             # the filled head, its base 4 px below the last dot
+        ink[22 + k, 20 - (8 - k) // 2 : 21 + (8 - k) // 2] = 1
+    labels, comps = ink_components(ink)
+    parent, find = union_find(comps)
+    bridge_dashes(comps, 8.0, find, parent, labels, [], spur=4.0)
+    assert len({find(i) for i in comps}) == 1
+
+
+def test_a_fan_out_of_one_point_is_read_from_its_branching_tail(parser):
+    """Three arrows leave one point of a box and branch to three boxes (Mermaid's fan-out):
+    the branching point spreads like a head and may pass the head test by more than a small
+    head at a far end; it is still the tail."""
+    c = Canvas(560, 300)
+    c.box("Refiner", 20, 125, w=150)
+    for name, y in (("Top", 20), ("Middle", 125), ("Bottom", 230)):
+        c.box(name, 360, y, w=150)
+        yc = y + 25
+        c.d.line([(171, 150), (230, 150)], fill="black", width=2)
+        c.d.line([(230, 150), (230, yc)], fill="black", width=2)
+        c.d.line([(230, yc), (348, yc)], fill="black", width=2)
+        c.d.polygon([(359, yc), (347, yc - 5), (347, yc + 5)], fill="black")
+    r = parser(c.array())
+    assert edges_by_label(r.graph) == {("refiner", "top"), ("refiner", "middle"), ("refiner", "bottom")}

@@ -84,8 +84,8 @@ class OpenCVShapes(FrameSteps, RegionSteps, ShapeBackend):
         # its sides are pieces of it (the frame replaces them); an outline's band is thin at its
         # 90th percentile; 13: channels between shapes are no shapes; 14: a frame side turns into
         # its own bottom too (boxes stacked in line, sketched corners); double sides (subroutine
-        # boxes) grow to their outer line
-        return {"backend": "opencv", "opencv": cv2.__version__, "version": 14}
+        # boxes) grow to their outer line; 15: a cylinder cap's arc rises in the middle
+        return {"backend": "opencv", "opencv": cv2.__version__, "version": 15}
 
     def barriers(self, image: np.ndarray) -> np.ndarray:
         edges = np.zeros(image.shape[:2], np.uint8)

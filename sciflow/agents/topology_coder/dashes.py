@@ -3,8 +3,8 @@
 Pieces are joined when (a) a skeleton end's tangent runs into another piece within ``gap``
 (``max(dash_gap_min, dash_gap * th)``) px, or (b) two skeleton ends closer than ``gap`` point
 at each other (within 45 degrees; dots need no tangent), or (c) the last piece of a run of
-dots or short dashes meets another piece within ``gap`` px along the run's own direction
-(the arrowhead at the end of a dotted line). An end whose skeleton branch meets a
+dots or short dashes (three or more pieces, or two dots) meets another piece within ``gap``
+px along the run's own direction (the arrowhead at the end of a dotted line). An end whose skeleton branch meets a
 junction within ``spur`` px (the wing of an arrowhead, a serif) is no dash end: its tangent
 points off the line, often at the start of another arrow beside it. A connector of three or more joined
 pieces is ``dashed`` (pieces at least 2 x stroke width long) or ``dotted``.
@@ -128,7 +128,8 @@ def _continue_runs(
     dotted line's last stretch, as a piece apart. The last piece of each run of joined short
     pieces (each at most ``2 gap`` across and ``max(3, 0.4 gap)`` wide) is followed over ``gap``
     px beyond its own ink along the direction from its nearest neighbour in the run through
-    it, and joined to a piece it meets that is at most ``2 gap`` across (a head, a dash)."""
+    it, and joined to a piece it meets that is at most ``2 gap`` across (a head, a dash). A run
+    of two dots (each at most that width across) is followed too."""
     runs: dict[int, list[int]] = {}
     for i in sorted(joined):
         runs.setdefault(find(i), []).append(i)
@@ -137,7 +138,9 @@ def _continue_runs(
     short = {i for i in joined if max(comps[i].mask.shape) <= 2 * gap and comps[i].width <= thin}
     for mem in runs.values():
         run = [m for m in mem if m in short]
-        if len(run) < 3:  # a dotted or dashed line, by this module's own count
+        # a dotted or dashed line, by this module's own count; two dots will do (a label or a
+        # frame the line passes under leaves its last stretch only a few dots long)
+        if len(run) < 3 and not (len(run) == 2 and all(max(comps[m].mask.shape) <= thin for m in run)):
             continue
         pix = {}  # each piece's pixels, page coordinates
         for m in run:

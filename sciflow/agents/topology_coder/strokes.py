@@ -44,6 +44,7 @@ from sciflow.agents.topology_coder.heads import (
 from sciflow.agents.topology_coder.labels import edge_labels
 from sciflow.agents.topology_coder.masks import stroke_masks
 from sciflow.agents.topology_coder.reach import reachability
+from sciflow.agents.topology_coder.solid_heads import solid_ends
 from sciflow.agents.topology_coder.underpass import bridge_grazes, bridge_text
 
 log = logging.getLogger(__name__)
@@ -86,8 +87,9 @@ class StrokeTopology:
         # opposite sides of the outline; 14: short double-headed arrows (compare_ends)
         # 15: every piece of a dotted line passing under a text passes; label boxes packed
         # tightly are told from outlined ones by whole lined sides; compare_ends takes a head of
-        # twice the shaft's width
-        return {"backend": "strokes", "version": 15}
+        # twice the shaft's width; 16: filled heads read from the stroke's thickness (solid_ends);
+        # two dots lead on to their head; a branching tail before the weakest-head rule
+        return {"backend": "strokes", "version": 16}
 
     def trace(self, d: Diagram) -> None:
         """Fill ``d.strokes`` and ``d.edges``."""
@@ -220,9 +222,11 @@ class StrokeTopology:
                 detected_head(d, ct, th, limit, self.head, self.layout_min_conf, self.layout_veto_margin)
         visible_over_hidden(cts, hidden)
         double_heads(cts)
-        weakest_head_is_tail(cts)
+        # a branching point is surer evidence of the tail than the weakest head margin
         fan_tail(cts, comps, members, th, self.head, targets)
+        weakest_head_is_tail(cts)
         compare_ends(cts, comps, members)
+        solid_ends(cts, comps, members, max(6.0, self.head * th))
 
 
 def visible_over_hidden(cts: list[Contact], hidden: list[Contact]) -> None:
