@@ -150,7 +150,7 @@ def _cap_above(
     outline). Scanning up from the top of ``m`` in the middle 80 % of its columns: any rest of
     the outline, then a gap of the region's fill colour (max channel difference <= 40), then
     an outline again (the cap's upper arc), within 40 % of the region height, in at least
-    60 % of the columns; the arc rises in the middle (its middle fifth at least 1.5 px above
+    60 % of the columns; the arc rises in the middle (its middle fifth at least 1 px above
     its outer fifths: the flat bottom of a box stacked close above, with the paper between
     of the same colour as this box's fill, is no cap). Then two
     checks against what else draws ink above a box: arc points more than 3 px off the
@@ -206,7 +206,7 @@ def _cap_above(
     q = max(1, len(arcs_a) // 5)
     mid = float(np.median(arcs_a[len(arcs_a) // 2 - q // 2 : len(arcs_a) // 2 + q // 2 + 1]))
     side = float(np.median(np.concatenate([arcs_a[:q], arcs_a[-q:]])))
-    if side - mid < 1.5:  # the arc rises in the middle: a flat line above is another box's bottom
+    if side - mid < 1.0:  # the arc rises in the middle: a flat line above is another box's bottom
         return None
     return [(x, int(y)) for x, y in zip(tops, arcs, strict=True)]
 
