@@ -134,16 +134,12 @@ class RegionSteps:
     ) -> bool:
         """Whether the region ``m``'s fill is the colour of at least 30 % of the non-ink pixels
         3-7 px outside its outline (within the fragments' colour noise): the paper it lies
-        on, the page's or a panel's. Ink is what differs from both the page and this fill (a
-        panel's own fill is no ink around a patch of it)."""
+        on, the page's or a panel's."""
         mh, mw = m.shape
         outer = cv2.dilate(m, np.ones((15, 15), np.uint8))
         ring = (outer > 0) & (cv2.dilate(m, np.ones((7, 7), np.uint8)) == 0)
-        sub = image[Y0 : Y0 + mh, X0 : X0 + mw]
-        # lines differ from the page and from this fill (a panel's fill differs from the page)
-        off = np.abs(sub.astype(np.int16) - np.asarray(color, np.int16).reshape(1, 1, 3)).max(axis=2) > 40
-        sub_ink = ink[Y0 : Y0 + mh, X0 : X0 + mw] & off
-        pix = sub[ring & ~sub_ink]
+        sub_ink = ink[Y0 : Y0 + mh, X0 : X0 + mw]
+        pix = image[Y0 : Y0 + mh, X0 : X0 + mw][ring & ~sub_ink]
         if pix.shape[0] < 20:
             return False
         noise = max(cands[i].get("noise", 0.0) for i in members)
