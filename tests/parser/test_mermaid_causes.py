@@ -226,3 +226,17 @@ def test_a_fan_out_of_one_point_is_read_from_its_branching_tail(parser):
         c.d.polygon([(359, yc), (347, yc - 5), (347, yc + 5)], fill="black")
     r = parser(c.array())
     assert edges_by_label(r.graph) == {("refiner", "top"), ("refiner", "middle"), ("refiner", "bottom")}
+
+
+def test_boxes_with_a_hatched_sketch_fill_are_found(parser):
+    """``fixtures/mermaid_handdrawn.png``: ``sciflow``'s Mermaid renderer, look ``handDrawn``,
+    theme ``base`` (seed 1100068). Each box's pale fill is hatched with dense paler strokes
+    and its outline is sketched, bowed off the straight: neither the ordinary region pass nor
+    the frame step finds the boxes, and their labels were left as free text."""
+    from pathlib import Path
+
+    r = parser(str(Path(__file__).parent / "fixtures" / "mermaid_handdrawn.png"))
+    kinds = {" ".join(n.label.lower().split()): n.kind for n in r.graph.nodes}
+    for name in ("token memory", "depth network", "value module", "patch generator"):
+        assert kinds.get(name) not in (None, "text"), name
+    assert ("depth network", "style module") in edges_by_label(r.graph)

@@ -9,7 +9,11 @@ Backends (``[parser.shape_hunter] backend``), registered in :data:`BACKENDS`:
      3x3 kernel: these are the *barriers*, minus every barrier piece that lies wholly inside
      an OCR line box (+2 px): glyph edges do not bound shapes. A second pass also clears each
      line box shrunk by ``max(2, 0.15 h)`` px (labels packed tightly in their shape) and adds
-     the shapes it finds that overlap no first-pass shape. Regions are the 4-connected components of the
+     the shapes it finds that overlap no first-pass shape. A third pass (sketched fills) finds
+     regions on a 3 x 3 median of the image with edges of high contrast only
+     (``sketch_canny_low``/``sketch_canny_high``) and adds those, overlapping no shape found
+     so far, whose inside the ordinary edges cut over at least 15 % of its pixels (the
+     hatching of a hand-drawn fill: :func:`~.opencv.hatched`). Regions are the 4-connected components of the
      non-barrier pixels. Regions touching the image border are background.
   3. A region is a shape candidate when its area is at least ``min_area`` px, both sides are
      at least ``min_side`` px, it is not a letter counter (more than ``text_overlap`` of its

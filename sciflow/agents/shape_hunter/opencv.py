@@ -59,6 +59,8 @@ class OpenCVShapes(FrameSteps, RegionSteps, ShapeBackend):
         p = self.params
         self.canny_low = int(p.get("canny_low", 20))
         self.canny_high = int(p.get("canny_high", 50))
+        self.sketch_low = int(p.get("sketch_canny_low", 100))
+        self.sketch_high = int(p.get("sketch_canny_high", 250))
         self.min_area = float(p.get("min_area", 150))
         self.min_side = float(p.get("min_side", 8))
         self.text_overlap = float(p.get("text_overlap", 0.6))
@@ -84,13 +86,14 @@ class OpenCVShapes(FrameSteps, RegionSteps, ShapeBackend):
         # its sides are pieces of it (the frame replaces them); an outline's band is thin at its
         # 90th percentile; 13: channels between shapes are no shapes; 14: a frame side turns into
         # its own bottom too (boxes stacked in line, sketched corners); double sides (subroutine
-        # boxes) grow to their outer line; 15: a cylinder cap's arc rises in the middle
-        return {"backend": "opencv", "opencv": cv2.__version__, "version": 15}
+        # boxes) grow to their outer line; 15: a cylinder cap's arc rises in the middle;
+        # 16: sketched (hatched) fills found on a median-smoothed pass
+        return {"backend": "opencv", "opencv": cv2.__version__, "version": 16}
 
-    def barriers(self, image: np.ndarray) -> np.ndarray:
+    def barriers(self, image: np.ndarray, low: int | None = None, high: int | None = None) -> np.ndarray:
         edges = np.zeros(image.shape[:2], np.uint8)
         for c in range(3):
-            edges |= cv2.Canny(image[:, :, c], self.canny_low, self.canny_high)
+            edges |= cv2.Canny(image[:, :, c], low or self.canny_low, high or self.canny_high)
         return cv2.dilate(edges, np.ones((3, 3), np.uint8))
 
     def find(self, image: np.ndarray, text_lines: list[TextBox]) -> list[Shape]:
@@ -110,7 +113,13 @@ class OpenCVShapes(FrameSteps, RegionSteps, ShapeBackend):
             if xb > xa and yb > ya:
                 barrier_b[max(0, ya) : max(0, yb), max(0, xa) : max(0, xb)] = 0
         found = self._regions(image, bg, barrier_a, text_lines)
-        for sb in self._regions(image, bg, barrier_b, text_lines):
+        # pass C: a sketched (hand-drawn) fill is hatched with thin pale strokes whose edges cut
+        # the region apart; a 3 x 3 median thins them and edges of high contrast only
+        # (``sketch_canny_low``/``high``) keep the outline and drop what is left of them
+        smooth = cv2.medianBlur(image, 3)
+        barrier_c = without_glyphs(self.barriers(smooth, self.sketch_low, self.sketch_high), text_lines)
+        sketched = [sc for sc in self._regions(image, bg, barrier_c, text_lines) if hatched(sc, barrier_a)]
+        for sb in self._regions(image, bg, barrier_b, text_lines) + sketched:
             if any(_iou(sb.bbox, sa.bbox) > 0.5 or _inside_frac(sa.bbox, sb.bbox) > 0.9 for sa in found):
                 continue
             found.append(sb)
@@ -156,3 +165,23 @@ class OpenCVShapes(FrameSteps, RegionSteps, ShapeBackend):
                         "fragment": solidity < self.min_solidity}
         groups = self._merge(cands, labels, bg)
         return self._finish(groups, cands, image, bg, barrier, text_lines)
+
+
+def hatched(sh: Shape, barrier: np.ndarray, depth: int = 4, frac: float = 0.15) -> bool:
+    """Whether the inside of ``sh`` (its polygon eroded by ``depth`` px, off the outline) is
+    cut by the ordinary ``barrier`` edges over at least ``frac`` of its pixels (glyph edges are
+    already cleared from it): the hatching of a sketched fill, which the ordinary pass cannot
+    see through. A box whose fill is flat, or a gap between shapes crossed by one connector,
+    is cut far less.
+
+    >>> b = np.zeros((60, 100), np.uint8); b[::4, :] = 255           # a stroke every 4 rows
+    >>> box = Shape(0, "rect", (10, 10, 90, 50), ((10, 10), (90, 10), (90, 50), (10, 50)), (255, 255, 255), 0.9, 3200.0)
+    >>> hatched(box, b), hatched(box, np.zeros((60, 100), np.uint8))
+    (True, False)
+    """
+    mask = np.zeros(barrier.shape, np.uint8)
+    cv2.fillPoly(mask, [np.round(np.array(sh.polygon)).astype(np.int32)], 1)
+    inner = cv2.erode(mask, np.ones((2 * depth + 1, 2 * depth + 1), np.uint8)) > 0
+    if inner.sum() < 50:
+        return False
+    return bool((barrier[inner] > 0).mean() >= frac)
