@@ -365,8 +365,12 @@ class FrameSteps:
                 ]
                 # a side whose top end lies nearer another top run's end than this frame's
                 # corner is the side of the frame next door
-                left = [v for v in left if _own_corner(v, (tx0, yt), H) and _own_corner(v, (bx0, yb), H, True)]
-                right = [v for v in right if _own_corner(v, (tx1, yt), H) and _own_corner(v, (bx1, yb), H, True)]
+                # and one ending more than a corner's radius above the bottom, nearer another
+                # line's end than the bottom corner, is a box's stacked above another
+                left = [v for v in left if _own_corner(v, (tx0, yt), H)
+                        and (yb - v[2] <= corner or _own_corner(v, (bx0, yb), H, True))]
+                right = [v for v in right if _own_corner(v, (tx1, yt), H)
+                         and (yb - v[2] <= corner or _own_corner(v, (bx1, yb), H, True))]
                 if left and right:
                     # each side is the run whose ends best meet the corners: a rounded frame's
                     # side runs from yt + r to yb - r, r being how far inside the sides the top

@@ -88,7 +88,7 @@ class StrokeTopology:
         # 15: every piece of a dotted line passing under a text passes; label boxes packed
         # tightly are told from outlined ones by whole lined sides; compare_ends takes a head of
         # twice the shaft's width; 16: filled heads read from the stroke's thickness (solid_ends);
-        # two dots lead on to their head; a branching tail before the weakest-head rule
+        # two dots lead on to their head
         return {"backend": "strokes", "version": 16}
 
     def trace(self, d: Diagram) -> None:
@@ -222,9 +222,8 @@ class StrokeTopology:
                 detected_head(d, ct, th, limit, self.head, self.layout_min_conf, self.layout_veto_margin)
         visible_over_hidden(cts, hidden)
         double_heads(cts)
-        # a branching point is surer evidence of the tail than the weakest head margin
-        fan_tail(cts, comps, members, th, self.head, targets)
         weakest_head_is_tail(cts)
+        fan_tail(cts, comps, members, th, self.head, targets)
         compare_ends(cts, comps, members)
         solid_ends(cts, comps, members, max(6.0, self.head * th))
 
