@@ -179,9 +179,18 @@ def hatched(sh: Shape, barrier: np.ndarray, depth: int = 4, frac: float = 0.15) 
     >>> hatched(box, b), hatched(box, np.zeros((60, 100), np.uint8))
     (True, False)
     """
-    mask = np.zeros(barrier.shape, np.uint8)
-    cv2.fillPoly(mask, [np.round(np.array(sh.polygon)).astype(np.int32)], 1)
+    pts = np.round(np.array(sh.polygon)).astype(np.int32)
+    if pts.size == 0:
+        return False
+    # on a window round the polygon, a margin wider than the erosion on every side
+    h, w = barrier.shape
+    X0, Y0 = max(0, int(pts[:, 0].min()) - depth - 2), max(0, int(pts[:, 1].min()) - depth - 2)
+    X1, Y1 = min(w, int(pts[:, 0].max()) + depth + 3), min(h, int(pts[:, 1].max()) + depth + 3)
+    if X1 <= X0 or Y1 <= Y0:
+        return False
+    mask = np.zeros((Y1 - Y0, X1 - X0), np.uint8)
+    cv2.fillPoly(mask, [pts - np.array([X0, Y0], np.int32)], 1)
     inner = cv2.erode(mask, np.ones((2 * depth + 1, 2 * depth + 1), np.uint8)) > 0
     if inner.sum() < 50:
         return False
-    return bool((barrier[inner] > 0).mean() >= frac)
+    return bool((barrier[Y0:Y1, X0:X1][inner] > 0).mean() >= frac)

@@ -105,10 +105,15 @@ def grow_double_sides(shapes: list[Shape], image: np.ndarray, bg: np.ndarray, th
             continue
         x0, y0, x1, y1 = sh.bbox
         cx, cy = (x0 + x1) / 2, (y0 + y1) / 2
+        # measured on a window round the box, reach and a margin wider on every side
+        m = reach + 8
+        X0, Y0 = max(0, int(x0) - m), max(0, int(y0) - m)
+        X1, Y1 = min(image.shape[1], int(x1) + m + 1), min(image.shape[0], int(y1) + m + 1)
         # the box's outline differs from both the paper and its fill
-        fill = ~(ink_mask(image, np.asarray(sh.fill), 40) > 0)
-        ink = paper & ~fill
-        moves = {s: outer_side(ink, sh.bbox, s, reach, fill) for s in ("left", "right", "top", "bottom")}
+        fill = ~(ink_mask(image[Y0:Y1, X0:X1], np.asarray(sh.fill), 40) > 0)
+        ink = paper[Y0:Y1, X0:X1] & ~fill
+        local = (x0 - X0, y0 - Y0, x1 - X0, y1 - Y0)
+        moves = {s: outer_side(ink, local, s, reach, fill) for s in ("left", "right", "top", "bottom")}
         for a, b in (("left", "right"), ("top", "bottom")):
             if not (moves[a] and moves[b] and abs(moves[a] - moves[b]) <= 2):
                 moves[a] = moves[b] = 0  # the bars come in pairs, alike
