@@ -204,6 +204,7 @@ class Diagram:
     source: str | None = None
     text_lines: list[TextBox] = field(default_factory=list)
     text_labels: list[TextLabel] = field(default_factory=list)
+    logos: list[TextBox] = field(default_factory=list)  # OCR lines dropped as logos (Text Spotter step 2)
     shapes: list[Shape] = field(default_factory=list)
     operators: list[Operator] = field(default_factory=list)
     layout: list[LayoutBox] = field(default_factory=list)

@@ -28,7 +28,8 @@ Exact behaviour (``[parser.shape_text]``; runs after the Shape Hunter):
    ``min_confidence`` (0.6), holding a glyph the recogniser could not read (:data:`UNREAD`),
    empty after :func:`~sciflow.agents.text_filters.clean_text`
    (one arrowhead-like letter such as ``v`` is kept here: no stroke reaches the ink read), or
-   whose box does not overlap the kept ink are dropped.
+   whose box does not overlap the kept ink are dropped. A shape holding a logo the Text
+   Spotter dropped (``diagram.logos``) is not read: its mark is no label.
 4. What is read becomes new OCR lines (boxes mapped back to the image), and the labels are
    grouped again from all lines (:func:`~sciflow.agents.text_spotter.group_lines`). Shapes
    enclosing a shape read this way are then no longer empty; they are containers.
@@ -314,8 +315,8 @@ class ShapeText(BackendAgent):
         self.glyph_min_conf = float(p.get("glyph_min_confidence", 0.9))
 
     def fingerprint(self) -> dict[str, Any]:
-        # 2: stray glyphs beside a label (step 5)
-        return {**self.backend.fingerprint(), "agent": "shape_text", "version": 2}
+        # 2: stray glyphs beside a label (step 5); 3: a logo's tile is not read
+        return {**self.backend.fingerprint(), "agent": "shape_text", "version": 3}
 
     def read_shape(self, image: np.ndarray, shape: Shape, th: float) -> list[tuple[str, float, BBox]]:
         """Steps 2-3 for one shape: (text, confidence, box in image coordinates) read."""
@@ -384,6 +385,8 @@ class ShapeText(BackendAgent):
             # a shape around one already read is a container now (step 4)
             if _holds_line(s.bbox, lines):
                 continue
+            if _holds_line(s.bbox, diagram.logos):
+                continue  # a logo's tile: its mark was read and judged no label
             found = self.read_shape(diagram.image, s, th)
             tried.append(s.id)
             for text, conf, box in found:

@@ -27,6 +27,9 @@ Agent behaviour (exact):
    ``"Decoder"``), and texts of at most 2 characters whose box is crossed by a stroke (ink on
    the ring 2 px outside the box) are dropped: arrowheads read as ``D``, ``X``, ... unless the
    text sits centred inside a drawn outline (:func:`enclosed`: a short label in a tight box).
+   A text of at most 3 characters at least ``logo_height`` (2.5) x the median line height is
+   a logo or an icon's big glyph (a company mark read as ``AI``), not a label; it is kept in
+   ``diagram.logos`` (the Shape Text agent leaves a shape holding one unread).
 3. Lines are grouped into labels: two lines join when their heights differ by at most
    ``1.6x``, the vertical gap is at most ``line_gap`` x the smaller height and they overlap
    horizontally (or share a left edge or centre within one line height). Fragments on the
@@ -411,10 +414,12 @@ class TextSpotter(BackendAgent):
         self.line_gap = float(self.params.get("line_gap", 0.6))
         self.word_gap = float(self.params.get("word_gap", 0.5))
         self.tall_ratio = float(self.params.get("rotated_tall_ratio", 1.5))
+        self.logo_height = float(self.params.get("logo_height", 2.5))
 
     def fingerprint(self) -> dict[str, Any]:
-        # agent 2: tall lines read again upright at 0 / 90 / 270 degrees, rotated labels grouped
-        return {**self.backend.fingerprint(), "agent": 2}
+        # agent 2: tall lines read again upright at 0 / 90 / 270 degrees, rotated labels grouped;
+        # 3: short texts far taller than the median line are logos
+        return {**self.backend.fingerprint(), "agent": 3}
 
     def _read(self, image: np.ndarray, factor: float) -> list[TextBox]:
         if factor == 1.0:
@@ -438,17 +443,24 @@ class TextSpotter(BackendAgent):
         if self.tall_ratio > 0:
             raw = reread_tall(img, raw, self.backend.recognize, tall_ratio=self.tall_ratio, scale=factor)
         lines: list[TextBox] = []
+        logos: list[TextBox] = []
+        logo = self.logo_height * float(np.median([t.height for t in raw])) if raw else np.inf
         for t in sorted(raw, key=lambda t: (round(t.bbox[1]), t.bbox[0])):
             text = clean_text(fold_latin_diacritics(t.text))
             if not text or t.confidence < self.min_conf:
                 continue
             if len(text.replace(" ", "")) <= 2 and _touches_stroke(img, t.bbox) and not enclosed(img, t.bbox):
                 continue  # an arrowhead or line end read as a character ("D", "X", ...)
+            if len(text.replace(" ", "")) <= 3 and t.height >= logo:
+                logos.append(TextBox(len(logos), text, t.bbox, t.confidence, t.polygon, t.rotation))
+                continue  # a logo or an icon's big glyph
             lines.append(TextBox(len(lines), text, t.bbox, t.confidence, t.polygon, t.rotation))
         diagram.text_lines = lines
+        diagram.logos = logos
         diagram.text_labels = group_lines(lines, line_gap=self.line_gap, word_gap=self.word_gap, image=img)
         diagram.evidence["text_spotter"] = {
             "lines": len(lines),
+            "logos": [t.text for t in logos],
             "labels": [lb.text for lb in diagram.text_labels],
         }
 

@@ -87,8 +87,9 @@ class OpenCVShapes(FrameSteps, RegionSteps, ShapeBackend):
         # 90th percentile; 13: channels between shapes are no shapes; 14: a frame side turns into
         # its own bottom too (boxes stacked in line, sketched corners); double sides (subroutine
         # boxes) grow to their outer line; 15: a cylinder cap's arc rises in the middle;
-        # 16: sketched (hatched) fills found on a median-smoothed pass
-        return {"backend": "opencv", "opencv": cv2.__version__, "version": 16}
+        # 16: sketched (hatched) fills found on a median-smoothed pass; 17: a photograph replaces
+        # the shapes of its shading
+        return {"backend": "opencv", "opencv": cv2.__version__, "version": 17}
 
     def barriers(self, image: np.ndarray, low: int | None = None, high: int | None = None) -> np.ndarray:
         edges = np.zeros(image.shape[:2], np.uint8)

@@ -1,13 +1,16 @@
 """Step 2b: dash bridging, joining pieces of one connector across the gaps between them.
 
 Pieces are joined when (a) a skeleton end's tangent runs into another piece within ``gap``
-(``max(dash_gap_min, dash_gap * th)``) px, or (b) two skeleton ends closer than ``gap`` point
-at each other (within 45 degrees; dots need no tangent), or (c) the last piece of a run of
-dots or short dashes (three or more pieces, or two dots) meets another piece within ``gap``
-px along the run's own direction (the arrowhead at the end of a dotted line). An end whose skeleton branch meets a
-junction within ``spur`` px (the wing of an arrowhead, a serif) is no dash end: its tangent
-points off the line, often at the start of another arrow beside it. A connector of three or more joined
-pieces is ``dashed`` (pieces at least 2 x stroke width long) or ``dotted``.
+(``max(dash_gap_min, dash_gap * th)``) px, or within ``DASH_GAP_WIDTHS`` x the piece's own
+stroke width where that is further and the piece met is as thick (a thick dashed line: dash
+patterns are drawn in multiples of the line's width, so its gaps grow with it), or (b) two
+skeleton ends closer than ``gap`` point at each other (within 45 degrees; dots need no
+tangent), or (c) the last piece of a run of dots or short dashes (three or more pieces, or
+two dots) meets another piece within ``gap`` px along the run's own direction (the arrowhead
+at the end of a dotted line). An end whose skeleton branch meets a junction within ``spur``
+px (the wing of an arrowhead, a serif) is no dash end: its tangent points off the line, often
+at the start of another arrow beside it. A connector of three or more joined pieces is
+``dashed`` (pieces at least 2 x stroke width long) or ``dotted``.
 """
 
 from __future__ import annotations
@@ -19,6 +22,10 @@ import numpy as np
 from scipy.spatial import cKDTree
 
 from sciflow.agents.topology_coder.components import Comp, line_ends
+
+# the reach along a thick piece's tangent, in its stroke widths: a gap of 3 widths (the
+# common dash patterns' gap) plus the skeleton's inset of half a width at each end, and slack
+DASH_GAP_WIDTHS = 5.0
 
 
 def bridge_dashes(
@@ -40,6 +47,9 @@ def bridge_dashes(
             if dx == 0 and dy == 0:
                 continue
             hit = ray_hit(labels, comps, ex, ey, dx, dy, gap, lambda j, c=c: j == c.idx)
+            if hit is None and DASH_GAP_WIDTHS * c.width > gap:
+                hit = ray_hit(labels, comps, ex, ey, dx, dy, DASH_GAP_WIDTHS * c.width,
+                              lambda j, c=c: j == c.idx or not _as_thick(comps[j], c))
             if hit is not None:
                 j, hx, hy = hit
                 parent[find(c.idx)] = find(j)
@@ -78,6 +88,11 @@ def bridge_dashes(
             ln = float(np.median([comps[m].length for m in mem]))
             out[g] = "dashed" if ln >= 2 * w + 1 else "dotted"
     return {find(g): s for g, s in out.items()}
+
+
+def _as_thick(a: Comp, b: Comp) -> bool:
+    """Whether two pieces' stroke widths are within 1.5x of each other."""
+    return max(a.width, b.width) <= 1.5 * min(a.width, b.width)
 
 
 def ray_hit(

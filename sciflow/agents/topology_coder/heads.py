@@ -344,13 +344,20 @@ def member_pixels(comps: dict[int, Comp], members: list[int]) -> tuple[np.ndarra
     return np.concatenate(xs_l).astype(float), np.concatenate(ys_l).astype(float)
 
 
+def _spread(lat: np.ndarray) -> float:
+    """The width across the line of pixels at lateral offsets ``lat``: 2nd to 98th
+    percentile, plus one pixel (0 for none)."""
+    return float(np.percentile(lat, 98) - np.percentile(lat, 2)) + 1.0 if lat.size else 0.0
+
+
 def compare_ends(cts: list[Contact], comps: dict[int, Comp], members: list[int]) -> None:
     """A short two-contact connector whose head the window test missed (the head sits mostly
     under the node's outline mask, or the window was cut to under half the connector):
     measure the spread across the line joining the contacts (2nd to 98th percentile) of the
-    pixels in the outer third at each end. When neither end has a head and one end spreads at
-    least ``max(2 w, w + 3)`` and at least 1.6 x the other end, which itself stays under
-    ``max(2.5 w, w + 3)`` (a plain line by the window test's bound), that end carries the
+    pixels in the outer third at each end (then, undecided, in the outer 45 %). When
+    neither end has a head and one end spreads at least ``max(2 w, w + 3)`` and at least
+    1.6 x the other end, which itself stays under ``max(2.5 w, w + 3)`` (a plain line by
+    the window test's bound), that end carries the
     head. Thirds, not halves: on a short arrow the head can be longer than half the
     connector, and its wide base then lies in the tail's half. ``w`` is the stroke width, or
     the narrower end's spread where that is less: a head that is much of the ink inflates
@@ -377,22 +384,26 @@ def compare_ends(cts: list[Contact], comps: dict[int, Comp], members: list[int])
     thirds = (along <= L / 3.0, (along > L / 3.0) & (along < 2.0 * L / 3.0), along >= 2.0 * L / 3.0)
     if thirds[0].sum() < 3 or thirds[2].sum() < 3:
         return
-    spread = [float(np.percentile(lat[t], 98) - np.percentile(lat[t], 2)) + 1.0 if t.sum() else 0.0 for t in thirds]
+    spread = [_spread(lat[t]) for t in thirds]
     spreads = [spread[0], spread[2]]
     if not a.head and not b.head:
-        w = min(float(np.median([comps[m].width for m in members])), min(spreads))
-        # twice the shaft: the other end, a plain line (under the window test's bound), is the
-        # comparison the window test lacks (a small marker head on an anti-aliased hairline
-        # is ~2.3 x its inked width)
-        need, plain = max(2.0 * w, w + 3.0), max(2.5 * w, w + 3.0)
-        for i, j in ((0, 1), (1, 0)):
-            if spreads[i] >= need and spreads[i] >= 1.6 * spreads[j] and spreads[j] < plain:
-                cts[i].head = True
-                cts[i].spread = spreads[i]
-                cts[i].margin = float(min(1.0, (spreads[i] - need) / need))
-                log.debug("contacts at (%.0f,%.0f)/(%.0f,%.0f): end spreads %.1f/%.1f, head at the first",
-                          cts[i].x, cts[i].y, cts[j].x, cts[j].y, spreads[i], spreads[j])
-                return
+        # the outer thirds, then the outer 45 %: a head between a third and half the
+        # connector long has its wide base beyond its own third, and the 45 % reach it
+        outer = (spreads, [_spread(lat[along <= 0.45 * L]), _spread(lat[along >= 0.55 * L])])
+        for ends in outer:
+            w = min(float(np.median([comps[m].width for m in members])), min(spreads))
+            # twice the shaft: the other end, a plain line (under the window test's bound), is
+            # the comparison the window test lacks (a small marker head on an anti-aliased
+            # hairline is ~2.3 x its inked width)
+            need, plain = max(2.0 * w, w + 3.0), max(2.5 * w, w + 3.0)
+            for i, j in ((0, 1), (1, 0)):
+                if ends[i] >= need and ends[i] >= 1.6 * ends[j] and ends[j] < plain:
+                    cts[i].head = True
+                    cts[i].spread = ends[i]
+                    cts[i].margin = float(min(1.0, (ends[i] - need) / need))
+                    log.debug("contacts at (%.0f,%.0f)/(%.0f,%.0f): end spreads %.1f/%.1f, head at the first",
+                              cts[i].x, cts[i].y, cts[j].x, cts[j].y, ends[i], ends[j])
+                    return
     if thirds[1].sum() < 3:
         return  # no shaft to measure
     shaft = spread[1]

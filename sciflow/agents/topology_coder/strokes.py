@@ -88,8 +88,9 @@ class StrokeTopology:
         # 15: every piece of a dotted line passing under a text passes; label boxes packed
         # tightly are told from outlined ones by whole lined sides; compare_ends takes a head of
         # twice the shaft's width; 16: filled heads read from the stroke's thickness (solid_ends);
-        # two dots lead on to their head
-        return {"backend": "strokes", "version": 16}
+        # two dots lead on to their head; 17: a thick stroke's square end is one line end, thick
+        # dashes join across gaps of up to 5 widths, compare_ends tries the outer 45 % too
+        return {"backend": "strokes", "version": 17}
 
     def trace(self, d: Diagram) -> None:
         """Fill ``d.strokes`` and ``d.edges``."""

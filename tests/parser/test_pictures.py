@@ -1,0 +1,39 @@
+"""Pictures in figures: photographs, icons and the captions that name them."""
+
+from __future__ import annotations
+
+import numpy as np
+from PIL import Image
+
+from .drawing import Canvas, edges_by_label, labels
+
+
+def _photo(w: int = 120, h: int = 120, seed: int = 3) -> np.ndarray:
+    """A sky shaded in two directions over a noisy street: no edge inside the sky, many
+    colours in it."""
+    rng = np.random.default_rng(seed)
+    yy, xx = np.mgrid[0:h, 0:w]
+    img = np.zeros((h, w, 3), np.uint8)
+    img[..., 0] = 90 + 100 * xx / w
+    img[..., 1] = 120 + 100 * yy / h
+    img[..., 2] = 200
+    img[h - h // 3 :] = rng.integers(40, 200, size=(h // 3, w, 3), dtype=np.uint8)
+    return img
+
+
+def test_a_photograph_with_a_smooth_sky_is_one_picture_not_a_box(parser):
+    c = Canvas(520, 220)
+    c.img.paste(Image.fromarray(_photo()), (30, 60))
+    c.text("RGB Image", 90, 35)
+    c.box("Encoder", 300, 95, 150, 50)
+    c.arrow([(152, 120), (298, 120)])
+    r = parser(c.array())
+    shapes = r.evidence["shape_hunter"]["shapes"]
+    pictures = [s for s in shapes if s[1] == "image"]
+    assert len(pictures) == 1
+    x0, y0, x1, y1 = pictures[0][2]
+    assert abs(x0 - 30) <= 3 and abs(y0 - 60) <= 3 and abs(x1 - 150) <= 3 and abs(y1 - 180) <= 3
+    # the sky is shading of the photograph, no box of its own
+    assert [s[1] for s in shapes if s[2][0] < 150 and s[2][1] < 180] == ["image"]
+    assert labels(r.graph) == {"rgb image", "encoder"}
+    assert edges_by_label(r.graph) == {("rgb image", "encoder")}
