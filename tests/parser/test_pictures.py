@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 from PIL import Image
 
-from .drawing import Canvas, edges_by_label, labels
+from .drawing import Canvas, edges_by_label, font, labels
 
 
 def _photo(w: int = 120, h: int = 120, seed: int = 3) -> np.ndarray:
@@ -37,3 +37,20 @@ def test_a_photograph_with_a_smooth_sky_is_one_picture_not_a_box(parser):
     assert [s[1] for s in shapes if s[2][0] < 150 and s[2][1] < 180] == ["image"]
     assert labels(r.graph) == {"rgb image", "encoder"}
     assert edges_by_label(r.graph) == {("rgb image", "encoder")}
+
+
+def test_a_logo_in_a_box_is_no_part_of_its_label(parser):
+    """A company mark (two big letters on a coloured tile) below a box's title: the OCR
+    reads it as text three and a half times the page's line height; it is a logo."""
+    c = Canvas(640, 330)
+    c.d.rectangle((300, 20, 600, 230), outline="black", width=3)
+    c.d.text((450, 50), "Black-box LLMs", font=font(22), fill="black", anchor="mm")
+    c.d.rectangle((400, 85, 500, 185), fill="#d4956f")
+    c.d.text((450, 135), "AI", font=font(72), fill="#1a1a1a", anchor="mm")
+    c.box("Prompt", 40, 250, 150, 50)
+    c.text("Compressed", 115, 40)
+    c.arrow([(192, 275), (360, 275), (360, 232)])
+    r = parser(c.array())
+    assert "black-box llms" in labels(r.graph)
+    assert not any("ai" in lab.split() for lab in labels(r.graph))
+    assert ("prompt", "black-box llms") in edges_by_label(r.graph)
