@@ -126,8 +126,9 @@ class RuleGrounder:
     def fingerprint(self) -> dict[str, Any]:
         # 2: titles reaching above the frame; 3: an operator in a box of its own takes the box,
         # a one-symbol misreading around an operator is its symbol; 4: a text card is named by
-        # its title, a container's title stands alone in its row
-        return {"backend": "rules", "version": 4}
+        # its title, a container's title stands alone in its row; 5: a captioned icon is
+        # outlined by its pictures' box and its caption's, not the box round both
+        return {"backend": "rules", "version": 5}
 
     def _captioned_icons(
         self,
@@ -141,7 +142,8 @@ class RuleGrounder:
         """A free label of at most ``max_words`` words directly below (gap <= 1.2 th) or
         above an untexted, non-container shape that overlaps it horizontally (>= 50 % of the
         narrower) names that icon, together with untexted shapes stacked on it (gaps <=
-        0.8 th). The icon becomes a candidate node of kind ``"icon"`` labelled by the caption;
+        0.8 th). The icon becomes a candidate node of kind ``"icon"`` labelled by the caption,
+        outlined by its pictures' box and the caption's (:func:`icon_outline`);
         the caption is no longer free text. A container's title names the container, never
         an icon, and an icon's caption lies inside the same containers as the icon (a region
         that lines and container borders enclose between two containers is not an icon)."""
@@ -198,6 +200,8 @@ class RuleGrounder:
             y1 = max([s.bbox[3] for s in group] + [lb.bbox[3]])
             members = [by_id[i] for i in lb.line_ids]
             lab = make_label(lb.id, members)
+            box = (min(g.bbox[0] for g in group), min(g.bbox[1] for g in group),
+                   max(g.bbox[2] for g in group), max(g.bbox[3] for g in group))
             icons.append(
                 GroundedNode(
                     id=f"i{lb.id}",
@@ -205,7 +209,7 @@ class RuleGrounder:
                     bbox=(x0, y0, x1, y1),
                     kind="icon",
                     confidence=float(lab.confidence * min(s.confidence for s in group)),
-                    polygon=((x0, y0), (x1, y0), (x1, y1), (x0, y1)),
+                    polygon=icon_outline(box, lb.bbox),
                     candidate=True,
                     shape_id=best.id,
                     text_ids=lab.line_ids,
@@ -401,6 +405,34 @@ class RuleGrounder:
 def _rect(b: tuple[float, float, float, float]) -> tuple[tuple[float, float], ...]:
     x0, y0, x1, y1 = b
     return ((x0, y0), (x1, y0), (x1, y1), (x0, y1))
+
+
+def icon_outline(icon: tuple[float, ...], caption: tuple[float, ...]) -> tuple[tuple[float, float], ...]:
+    """The outline of a captioned icon: its pictures' box and its caption's box (one above
+    the other) joined by the strip of their common width, a rectilinear polygon. A caption
+    wider than its picture leaves the paper beside the picture out, where arrows arrive.
+
+    >>> icon_outline((40, 0, 60, 20), (20, 24, 80, 34))
+    ((40, 0), (60, 0), (60, 24), (80, 24), (80, 34), (20, 34), (20, 24), (40, 24))
+    >>> icon_outline((0, 0, 100, 50), (30, 55, 70, 65))
+    ((0, 0), (100, 0), (100, 50), (70, 50), (70, 65), (30, 65), (30, 50), (0, 50))
+    """
+    top, low = (icon, caption) if icon[1] <= caption[1] else (caption, icon)
+    mx0, mx1 = max(top[0], low[0]), min(top[2], low[2])
+    if mx1 <= mx0:  # no common width: the box round both
+        return _rect((min(top[0], low[0]), top[1], max(top[2], low[2]), max(top[3], low[3])))
+    pts = [(top[0], top[1]), (top[2], top[1])]
+    # right side, down: the top box's side, across to the lower box's where that is wider
+    pts += [(top[2], top[3])] if top[2] > low[2] else [(top[2], low[1])]
+    pts += [(low[2], top[3])] if top[2] > low[2] else [(low[2], low[1])]
+    pts += [(low[2], low[3]), (low[0], low[3])]
+    pts += [(low[0], top[3])] if top[0] < low[0] else [(low[0], low[1])]
+    pts += [(top[0], top[3])] if top[0] < low[0] else [(top[0], low[1])]
+    out: list[tuple[float, float]] = []
+    for p in pts:
+        if not out or p != out[-1]:
+            out.append(p)
+    return tuple(out)
 
 
 def _xoverlap(a: tuple[float, ...], b: tuple[float, ...]) -> float:

@@ -54,3 +54,36 @@ def test_a_logo_in_a_box_is_no_part_of_its_label(parser):
     assert "black-box llms" in labels(r.graph)
     assert not any("ai" in lab.split() for lab in labels(r.graph))
     assert ("prompt", "black-box llms") in edges_by_label(r.graph)
+
+
+def test_an_arrow_into_a_picture_beside_its_wide_caption_reaches_the_picture(parser):
+    """A stack of small squares captioned by two words wider than the stack: the paper
+    beside the stack, above the caption, is no part of the picture, so the arrow arriving
+    there from the encoder is not swallowed."""
+    c = Canvas(640, 300)
+    c.box("Encoder", 30, 60, 220, 110)
+    for k in range(3):
+        c.d.rectangle((372, 52 + 46 * k, 412, 92 + 46 * k), outline="#aaaaaa", width=2, fill="#e6e6e6")
+    c.text("image", 392, 206)
+    c.text("embedding", 392, 228)
+    c.arrow([(252, 118), (368, 118)])
+    c.box("Decoder", 470, 93, 150, 50)
+    c.arrow([(416, 118), (468, 118)])
+    r = parser(c.array())
+    assert edges_by_label(r.graph) == {("encoder", "image embedding"), ("image embedding", "decoder")}
+
+
+def test_a_fan_out_onto_one_picture_points_away_from_its_branching_end(parser):
+    """One line leaves the decoder, splits on a vertical bus, and its three arrows end on
+    three pictures that one caption names: the end where it branches is its tail, though
+    the branching spreads wider there than the small heads at the pictures."""
+    c = Canvas(620, 420)
+    c.box("Mask Decoder", 30, 150, 200, 60)
+    c.line([(232, 180), (280, 180)])
+    c.line([(280, 70), (280, 330)])
+    for y in (70, 200, 330):
+        c.arrow([(280, y), (346, y)])
+        c.img.paste(Image.fromarray(_photo(100, 90, seed=y)), (348, y - 45))
+    c.text("valid masks", 398, 395)
+    r = parser(c.array())
+    assert edges_by_label(r.graph) == {("mask decoder", "valid masks")}

@@ -446,15 +446,16 @@ def ring_arcs(dx: np.ndarray, dy: np.ndarray, r: float, tol: float = 1.5, gap: f
 
 def fan_tail(cts: list[Contact], comps: dict[int, Comp], members: list[int], th: float, head: float,
              targets: list[GroundedNode]) -> None:
-    """On a connector of three or more contacts that all read as heads, the one contact where
-    the connector branches is its tail: the ring of radius ``1.25 R`` around it (just beyond
+    """On a connector of two or more contacts that all read as heads, the one contact where
+    the connector branches is its tail (two contacts: a fan-out whose branches all end on one
+    node, merged into one contact there): the ring of radius ``1.25 R`` around it (just beyond
     the head window, ``R = max(6, head * th)``) is crossed by the connector in two or more
     arcs, every other contact's ring in at most one. Lines fanning out of one box spread across each other where
     they leave it, which the head test takes for a head's spread; a head has one line behind
     it. The tail must be a drawn node: free text at a branching point is a label set beside a
     junction (``96-d`` where a residual branch leaves the input line). Nothing changes when no
     contact, or more than one, branches."""
-    if len(cts) < 3 or not all(c.head for c in cts):
+    if len(cts) < 2 or not all(c.head for c in cts):
         return
     xs, ys = member_pixels(comps, members)
     r = 1.25 * max(6.0, head * th)

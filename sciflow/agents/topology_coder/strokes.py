@@ -89,7 +89,8 @@ class StrokeTopology:
         # tightly are told from outlined ones by whole lined sides; compare_ends takes a head of
         # twice the shaft's width; 16: filled heads read from the stroke's thickness (solid_ends);
         # two dots lead on to their head; 17: a thick stroke's square end is one line end, thick
-        # dashes join across gaps of up to 5 widths, compare_ends tries the outer 45 % too
+        # dashes join across gaps of up to 5 widths, compare_ends tries the outer 45 % too; the
+        # branching end of a two-contact connector with two heads is its tail
         return {"backend": "strokes", "version": 17}
 
     def trace(self, d: Diagram) -> None:
@@ -222,9 +223,12 @@ class StrokeTopology:
             if d.layout:
                 detected_head(d, ct, th, limit, self.head, self.layout_min_conf, self.layout_veto_margin)
         visible_over_hidden(cts, hidden)
+        if len(cts) == 2:  # the branching end of two before the wider head wins
+            fan_tail(cts, comps, members, th, self.head, targets)
         double_heads(cts)
         weakest_head_is_tail(cts)
-        fan_tail(cts, comps, members, th, self.head, targets)
+        if len(cts) >= 3:  # after the weakest head: on a bus a frame crossing reads as branching
+            fan_tail(cts, comps, members, th, self.head, targets)
         compare_ends(cts, comps, members)
         solid_ends(cts, comps, members, max(6.0, self.head * th))
 
