@@ -181,3 +181,19 @@ def test_words_on_either_side_of_a_drawn_line_are_two_labels():
     ruled[33, 5:95] = 0
     assert len(group_lines(over, image=ruled)) == 2
 
+
+
+def test_a_narrow_box_its_two_turned_lines_nearly_fill_is_found(parser):
+    # the box of a two-line turned label counts as text for the Shape Hunter too: measured
+    # unturned (its length taken for its glyph height) it swallowed the narrow box it names
+    c = Canvas(460, 220)
+    c.box("Pool In", 20, 85, w=120)
+    c.d.rectangle((196, 34, 246, 186), outline="#666666", width=2, fill="#b2c9ab")
+    rotated_box_text(c, "MambaVision", 211, 110, 90)
+    rotated_box_text(c, "Mixer", 232, 110, 90)
+    c.box("Linear", 300, 85, w=120)
+    c.arrow([(140, 110), (196, 110)])
+    c.arrow([(246, 110), (300, 110)])
+    g = parser(c.array()).graph
+    assert labels(g) == {"pool in", "mambavision mixer", "linear"}
+    assert edges_by_label(g) == {("pool in", "mambavision mixer"), ("mambavision mixer", "linear")}

@@ -218,9 +218,11 @@ class ShapeHunter(BackendAgent):
         self.shadow_max = float(self.params.get("shadow_max", 0.6))
 
     def run(self, diagram: Diagram) -> None:
-        # multi-line labels count as text boxes too (glyph edges may join across lines)
+        # multi-line labels count as text boxes too (glyph edges may join across lines), drawn
+        # the way their lines are (a rotated label's glyph height is its box's width)
         boxes = list(diagram.text_lines) + [
-            TextBox(-1 - lb.id, lb.text, lb.bbox, lb.confidence) for lb in diagram.text_labels if len(lb.line_ids) > 1
+            TextBox(-1 - lb.id, lb.text, lb.bbox, lb.confidence, rotation=lb.rotation)
+            for lb in diagram.text_labels if len(lb.line_ids) > 1
         ]
         diagram.shapes = self.backend.find(diagram.image, boxes)
         if self.shadow_max > 0:  # a box's drop shadow is part of the box (:mod:`.shadows`)

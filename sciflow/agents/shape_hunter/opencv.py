@@ -88,7 +88,8 @@ class OpenCVShapes(FrameSteps, RegionSteps, ShapeBackend):
         # its own bottom too (boxes stacked in line, sketched corners); double sides (subroutine
         # boxes) grow to their outer line; 15: a cylinder cap's arc rises in the middle;
         # 16: sketched (hatched) fills found on a median-smoothed pass; 17: a photograph replaces
-        # the shapes of its shading
+        # the shapes of its shading; (the agent's text boxes) a multi-line turned label keeps its
+        # rotation
         return {"backend": "opencv", "opencv": cv2.__version__, "version": 17}
 
     def barriers(self, image: np.ndarray, low: int | None = None, high: int | None = None) -> np.ndarray:

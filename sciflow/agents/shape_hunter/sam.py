@@ -172,7 +172,9 @@ class SAMShapes(ShapeBackend):
 
         if self._sha256 is None:
             self._sha256 = file_sha256(self.checkpoint)
-        fp: dict[str, Any] = {"backend": "sam", "model_type": self.model_type, "checkpoint_sha256": self._sha256}
+        # version 2: the boxes of multi-line turned labels keep their rotation (the agent's text boxes)
+        fp: dict[str, Any] = {"backend": "sam", "version": 2, "model_type": self.model_type,
+                              "checkpoint_sha256": self._sha256}
         if self.arch is not None:
             fp["arch"] = dict(self.arch)
         return fp
