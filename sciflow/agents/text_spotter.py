@@ -24,9 +24,12 @@ Agent behaviour (exact):
    filtered: lines made only of arrow/line characters (``→ ← ↑ ↓ ⇒ - — – > < | _ = ~``) are
    dropped, single arrowhead-like characters (``V``, ``^``, ``A``, ``|``, ...) are dropped,
    arrow characters are stripped from both ends of a line (``"-> Decoder"`` ->
-   ``"Decoder"``), and texts of at most 2 characters whose box is crossed by a stroke (ink on
-   the ring 2 px outside the box) are dropped: arrowheads read as ``D``, ``X``, ... unless the
-   text sits centred inside a drawn outline (:func:`enclosed`: a short label in a tight box).
+   ``"Decoder"``; runs of dots at both ends, a dotted line read into its label, too), the
+   box of a line so stripped is cut back to its glyphs
+   (:func:`~sciflow.agents.text_filters.glyph_span`), and texts of at most 2 characters
+   whose box is crossed by a stroke (ink on the ring 2 px outside the box) are dropped:
+   arrowheads read as ``D``, ``X``, ... unless the text sits centred inside a drawn outline
+   (:func:`enclosed`: a short label in a tight box).
    A text of at most 3 characters at least ``logo_height`` (2.5) x the median line height is
    a logo or an icon's big glyph (a company mark read as ``AI``), not a label; it is kept in
    ``diagram.logos`` (the Shape Text agent leaves a shape holding one unread).
@@ -66,7 +69,14 @@ import numpy as np
 from sciflow.agents import overlay
 from sciflow.agents.diagram import BBox, Diagram, TextBox, TextLabel, bbox_union
 from sciflow.agents.registry import AGENTS, BackendAgent, Registry
-from sciflow.agents.text_filters import _touches_stroke, clean_text, enclosed, fold_latin_diacritics, ruled_apart
+from sciflow.agents.text_filters import (
+    _touches_stroke,
+    clean_text,
+    enclosed,
+    fold_latin_diacritics,
+    glyph_span,
+    ruled_apart,
+)
 from sciflow.agents.text_rotation import reread_tall, to_frame
 from sciflow.format.extras import MissingExtra
 
@@ -418,7 +428,8 @@ class TextSpotter(BackendAgent):
 
     def fingerprint(self) -> dict[str, Any]:
         # agent 2: tall lines read again upright at 0 / 90 / 270 degrees, rotated labels grouped;
-        # 3: short texts far taller than the median line are logos
+        # 3: short texts far taller than the median line are logos; a line whose ends were read
+        # from a line (dots, dashes, arrows) is cut back to its glyphs
         return {**self.backend.fingerprint(), "agent": 3}
 
     def _read(self, image: np.ndarray, factor: float) -> list[TextBox]:
@@ -446,9 +457,14 @@ class TextSpotter(BackendAgent):
         logos: list[TextBox] = []
         logo = self.logo_height * float(np.median([t.height for t in raw])) if raw else np.inf
         for t in sorted(raw, key=lambda t: (round(t.bbox[1]), t.bbox[0])):
-            text = clean_text(fold_latin_diacritics(t.text))
+            read = " ".join(fold_latin_diacritics(t.text).split())
+            text = clean_text(read)
             if not text or t.confidence < self.min_conf:
                 continue
+            if text != read and t.rotation == 0:
+                # a line's dots, dashes or arrow glyphs read at the ends: the box is the glyphs'
+                x0, y0, x1, y1 = glyph_span(img, t.bbox)
+                t = replace(t, bbox=(x0, y0, x1, y1), polygon=((x0, y0), (x1, y0), (x1, y1), (x0, y1)))
             if len(text.replace(" ", "")) <= 2 and _touches_stroke(img, t.bbox) and not enclosed(img, t.bbox):
                 continue  # an arrowhead or line end read as a character ("D", "X", ...)
             if len(text.replace(" ", "")) <= 3 and t.height >= logo:

@@ -240,3 +240,16 @@ def test_boxes_with_a_hatched_sketch_fill_are_found(parser):
     for name in ("token memory", "depth network", "value module", "patch generator"):
         assert kinds.get(name) not in (None, "text"), name
     assert ("depth network", "style module") in edges_by_label(r.graph)
+
+
+def test_a_dotted_line_read_into_its_label_passes_under_it(parser):
+    """``fixtures/mermaid_dotted_labels.png``: ``sciflow``'s Mermaid renderer, look
+    ``classic``, dotted links with edge labels (seed 1100057). The OCR reads the dots on both
+    sides of ``context`` into the line (``…context……``) and its box reaches the circle ``v``:
+    the dots are stripped from the text and the box cut back to the glyphs, so the label
+    passes on the line from ``v`` to ``y`` instead of becoming a node between them."""
+    from pathlib import Path
+
+    r = parser(str(Path(__file__).parent / "fixtures" / "mermaid_dotted_labels.png"))
+    assert "context" not in labels(r.graph) and not any("…" in lab for lab in labels(r.graph))
+    assert ("v", "y") in edges_by_label(r.graph)
