@@ -100,8 +100,8 @@ def describe(c: Comp) -> None:
             dx, dy = float(v[0] / nv), float(v[1] / nv)
         ends.append((float(ex), float(ey), dx, dy))
     junc = junction_pixels(sk)
-    spurs = [branch_to_junction(sk, ex, ey, junctions=junc) for ex, ey, _, _ in ends]
-    ends, c.spurs = square_ends(sk, junc, ends, spurs, c.width)
+    walks = [first_junction(sk, ex, ey, junc) for ex, ey, _, _ in ends]
+    ends, c.spurs = square_ends(sk, junc, ends, walks, c.width)
     c.ends = [(c.x0 + ex, c.y0 + ey, dx, dy) for ex, ey, dx, dy in ends]
 
 
@@ -109,13 +109,14 @@ def square_ends(
     sk: np.ndarray,
     junc: np.ndarray,
     ends: list[tuple[float, float, float, float]],
-    spurs: list[float],
+    walks: list[tuple[float, tuple[int, int] | None]],
     width: float,
 ) -> tuple[list[tuple[float, float, float, float]], list[float]]:
-    """The ends of a skeleton with each square end of a thick stroke made one line end.
+    """The ends of a skeleton, and their spurs, with each square end of a thick stroke made
+    one line end; ``walks`` holds each end's :func:`first_junction`.
 
     The skeleton of a stroke's flat end forks a half width before it into two branches
-    running to the corners. Two ends whose branches (``spurs``) are each at most
+    running to the corners. Two ends whose branches (their spurs) are each at most
     ``0.8 width`` long and meet the same junction are such a fork: they are replaced by one
     end midway between them, leaving along the line (from the junction towards that
     midpoint; its direction read from the skeleton 1 to 2.5 widths back from that midpoint,
@@ -127,11 +128,13 @@ def square_ends(
     >>> sk[6, 6:54] = True                           # the axis of a 12 px wide dash ...
     >>> for k in range(1, 6):                        # ... forking to its four corners
     ...     sk[6 - k, 6 - k] = sk[6 + k, 6 - k] = sk[6 - k, 53 + k] = sk[6 + k, 53 + k] = True
-    >>> got, spurs = square_ends(sk, junction_pixels(sk), [(1.0, 1.0, -0.7, -0.7), (1.0, 11.0, -0.7, 0.7),
-    ...                          (58.0, 1.0, 0.7, -0.7), (58.0, 11.0, 0.7, 0.7)], [5.0, 5.0, 5.0, 5.0], 12.0)
+    >>> ends = [(1.0, 1.0, -0.7, -0.7), (1.0, 11.0, -0.7, 0.7), (58.0, 1.0, 0.7, -0.7), (58.0, 11.0, 0.7, 0.7)]
+    >>> junc = junction_pixels(sk)
+    >>> got, spurs = square_ends(sk, junc, ends, [first_junction(sk, x, y, junc) for x, y, _, _ in ends], 12.0)
     >>> [(x, y, round(dx, 2), round(dy, 2)) for x, y, dx, dy in got], spurs
     ([(1.0, 6.0, -1.0, 0.0), (58.0, 6.0, 1.0, 0.0)], [inf, inf])
     """
+    spurs = [depth for depth, _ in walks]
     if width <= 4.0:
         return ends, spurs
     short = [k for k, sp in enumerate(spurs) if sp <= 0.8 * width]
@@ -142,9 +145,9 @@ def square_ends(
     _, jlab = cv2.connectedComponents(cv2.dilate(junc.astype(np.uint8), np.ones((3, 3), np.uint8)), connectivity=8)
     fork: dict[int, list[int]] = {}
     for k in short:
-        j = _junction_reached(sk, jlab, ends[k][0], ends[k][1], int(spurs[k]) + 2)
-        if j:
-            fork.setdefault(j, []).append(k)
+        met = walks[k][1]
+        if met is not None:  # the fork's junction pixels are one region of the dilated map
+            fork.setdefault(int(jlab[met[1], met[0]]), []).append(k)
     drop: set[int] = set()
     out_ends: list[tuple[float, float, float, float]] = []
     out_spurs: list[float] = []
@@ -168,28 +171,6 @@ def square_ends(
     return [ends[k] for k in keep] + out_ends, [spurs[k] for k in keep] + out_spurs
 
 
-def _junction_reached(sk: np.ndarray, jlab: np.ndarray, ex: float, ey: float, limit: int) -> int:
-    """The label in ``jlab`` of the first junction region met walking the skeleton from the
-    end ``(ex, ey)``, within ``limit`` steps (0: none)."""
-    hgt, wid = sk.shape
-    start = (int(round(ex)), int(round(ey)))
-    seen = {start}
-    layer = [start]
-    for _ in range(limit):
-        nxt = []
-        for x, y in layer:
-            for j in (-1, 0, 1):
-                for i in (-1, 0, 1):
-                    p = (x + i, y + j)
-                    if (i or j) and 0 <= p[0] < wid and 0 <= p[1] < hgt and sk[p[1], p[0]] and p not in seen:
-                        if jlab[p[1], p[0]]:
-                            return int(jlab[p[1], p[0]])
-                        seen.add(p)
-                        nxt.append(p)
-        layer = nxt
-    return 0
-
-
 def branch_to_junction(
     sk: np.ndarray, ex: float, ey: float, limit: int = 64, junctions: np.ndarray | None = None
 ) -> float:
@@ -208,8 +189,17 @@ def branch_to_junction(
     >>> branch_to_junction(sk[4:5], 0, 0)       # the line alone: no junction
     inf
     """
-    hgt, wid = sk.shape
     junc = junction_pixels(sk) if junctions is None else junctions
+    return first_junction(sk, ex, ey, junc, limit)[0]
+
+
+def first_junction(
+    sk: np.ndarray, ex: float, ey: float, junctions: np.ndarray, limit: int = 64
+) -> tuple[float, tuple[int, int] | None]:
+    """``(steps, (x, y))``: the skeleton pixels walked from the end ``(ex, ey)`` of ``sk`` to
+    the first of its ``junctions`` met, and that junction pixel; ``(inf, None)`` when none
+    lies within ``limit`` steps (see :func:`branch_to_junction`)."""
+    hgt, wid = sk.shape
 
     def nbrs(x: int, y: int) -> list[tuple[int, int]]:
         return [
@@ -226,11 +216,12 @@ def branch_to_junction(
     while layer and depth < limit:
         depth += 1
         nxt = list(dict.fromkeys(p for q in layer for p in nbrs(*q) if p not in seen))
-        if any(junc[y, x] for x, y in nxt):
-            return float(depth)
+        met = [(x, y) for x, y in nxt if junctions[y, x]]
+        if met:
+            return float(depth), met[0]
         seen.update(nxt)
         layer = nxt
-    return float("inf")
+    return float("inf"), None
 
 
 def line_ends(c: Comp, spur: float) -> list[tuple[float, float, float, float]]:
