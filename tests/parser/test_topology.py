@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from sciflow.agents.diagram import Diagram, Shape, TextBox
 from sciflow.agents.grounder import Grounder
@@ -53,6 +54,22 @@ def test_crossing_edges(parser):
     c.arrow([(200, 325), (490, 65)])
     g = parser(c.array()).graph
     assert edges_by_label(g) == {("source one", "target two"), ("source two", "target one")}
+
+
+@pytest.mark.parametrize("rise", [90, 70])
+def test_arrows_crossing_at_a_shallow_angle_go_straight_on(parser, rise):
+    # at 19 and 15 degrees the two lines share a stretch of ink: their skeletons meet at one
+    # junction and part at another, which read as a merge and a split (every turn allowed)
+    c = Canvas(900, 260)
+    c.box("Alpha", 20, 60, 150, 50)
+    c.box("Beta", 20, 150, 150, 50)
+    c.box("Gamma", 720, 60, 150, 50)
+    c.box("Delta", 720, 150, 150, 50)
+    top, bottom = 130 - rise // 2, 130 + rise // 2
+    c.arrow([(172, top), (718, bottom)])
+    c.arrow([(172, bottom), (718, top)])
+    g = parser(c.array()).graph
+    assert edges_by_label(g) == {("alpha", "delta"), ("beta", "gamma")}
 
 
 def test_dashed_and_double_headed(parser):

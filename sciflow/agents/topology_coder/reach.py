@@ -2,7 +2,9 @@
 
 Used on connectors with 3+ contacts, some with and some without a head: several connectors
 merged into one ink component (crossings, shared trunks). At crossings a path goes straight
-on, at merges and splits any turn is allowed (see :func:`reachability`).
+on, at merges and splits any turn is allowed (see :func:`reachability`); two strokes crossing
+at a shallow angle, whose skeletons merge and part a few px apart, cross too
+(:func:`merge_shallow_crossings`).
 """
 
 from __future__ import annotations
@@ -94,6 +96,7 @@ def reachability(
     for b, js in ends.items():
         for j in js:
             at.setdefault(j, []).append(b)
+    merge_shallow_crossings(at, ends, length, has_contact, max(6.0 * width, 0.6 * th))
     allowed: dict[int, set[tuple[int, int]] | None] = {}  # None: every turn
     for j, bs in at.items():
         live = [b for b in bs if len(ends[b]) > 1 or b in has_contact or length[b] > 0.6 * th]
@@ -162,3 +165,38 @@ def reachability(
 def dot(a: tuple[float, float], b: tuple[float, float]) -> float:
     """The dot product of two 2-vectors."""
     return a[0] * b[0] + a[1] * b[1]
+
+
+def merge_shallow_crossings(
+    at: dict[int, list[int]],
+    ends: dict[int, dict[int, tuple[float, float]]],
+    length: np.ndarray,
+    has_contact: set[int],
+    short: float,
+) -> None:
+    """Two strokes crossing at a shallow angle share a stretch of ink: their skeleton meets at
+    one three-way junction, runs together and parts at another. Two three-way junctions
+    joined by a branch of at most ``short`` px that touches no contact become one four-way
+    junction (in ``at`` and ``ends``, in place), so the crossing is passed straight through.
+    A merge and a split that far apart (a bus) is caught after: going straight on must join
+    a tail side with a head side on both strokes.
+
+    >>> at = {1: [10, 11, 12], 2: [12, 13, 14]}
+    >>> ends = {10: {1: (-1.0, -0.2)}, 11: {1: (-1.0, 0.2)}, 12: {1: (1.0, 0.0), 2: (-1.0, 0.0)},
+    ...         13: {2: (1.0, -0.2)}, 14: {2: (1.0, 0.2)}}
+    >>> merge_shallow_crossings(at, ends, np.array([0] * 12 + [9, 50, 50]), set(), 12.0)
+    >>> at, ends[13], ends[12]
+    ({1: [10, 11, 13, 14]}, {1: (1.0, -0.2)}, {})
+    """
+    for b in sorted(ends):
+        js = sorted(ends[b])
+        if len(js) != 2 or b in has_contact or length[b] > short:
+            continue
+        j1, j2 = js
+        if len(at.get(j1, [])) != 3 or len(at.get(j2, [])) != 3:
+            continue
+        for b2 in at[j2]:
+            if b2 != b:
+                ends[b2][j1] = ends[b2].pop(j2)
+        at[j1] = [x for x in at[j1] if x != b] + [x for x in at.pop(j2) if x != b]
+        ends[b] = {}

@@ -90,7 +90,8 @@ class StrokeTopology:
         # twice the shaft's width; 16: filled heads read from the stroke's thickness (solid_ends);
         # two dots lead on to their head; 17: a thick stroke's square end is one line end, thick
         # dashes join across gaps of up to 5 widths, compare_ends tries the outer 45 % too; the
-        # branching end of a two-contact connector with two heads is its tail
+        # branching end of a two-contact connector with two heads is its tail; two three-way
+        # junctions a short branch apart are one crossing (strokes crossing at a shallow angle)
         return {"backend": "strokes", "version": 17}
 
     def trace(self, d: Diagram) -> None:
