@@ -204,3 +204,26 @@ def test_container_title_never_captions_an_icon():
     Grounder({}).run(d)
     assert not [n for n in d.nodes if n.kind == "icon"]
     assert [n.label for n in d.nodes if n.kind == "container"] == ["Decoder Stage"]
+
+
+def test_a_stroke_through_a_crossing_with_a_head_at_each_end_has_its_tail_at_the_weaker():
+    """Two strokes crossing in an X, one contact at each of the four ends: A -> B (B's head
+    reads barely, margin 0.05, a tail leaving a rounded corner) and C -> D. Going straight on
+    pairs A with B; with both read as heads every turn was allowed and all four contacts
+    reached each other. The barely read head is the tail, and the crossing holds."""
+    import cv2
+
+    from sciflow.agents.topology_coder.attach import Contact
+    from sciflow.agents.topology_coder.components import Comp
+    from sciflow.agents.topology_coder.reach import reachability
+
+    m = np.zeros((121, 121), np.uint8)
+    cv2.line(m, (0, 0), (120, 120), 1, 3)
+    cv2.line(m, (0, 120), (120, 0), 1, 3)
+    a = Contact(0, 0, 0.0, 0.0, head=True, margin=1.0)
+    b = Contact(0, 1, 120.0, 120.0, head=True, margin=0.05)
+    c = Contact(0, 2, 0.0, 120.0, head=False, margin=0.6)
+    d = Contact(0, 3, 120.0, 0.0, head=True, margin=0.9)
+    got = reachability([a, b, c, d], [Comp(0, 0, 0, m.astype(bool))], [], 3.0, 16.0)
+    assert got == [{1}, {0}, {3}, {2}]
+    assert [ct.head for ct in (a, b, c, d)] == [True, False, False, True]

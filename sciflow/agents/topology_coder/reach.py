@@ -145,13 +145,21 @@ def reachability(
     heads = {i for i, c in enumerate(cts) if c.head}
     # going straight on at a crossing must join a tail side with a head side on both
     # strokes; a "+" where one line fans out to both sides (a bus) pairs two heads (or two
-    # tails) instead: there every turn is allowed
+    # tails) instead: there every turn is allowed. A stroke through the crossing with two
+    # contacts, both read as heads, one of them barely (margin under 0.5 and under half the
+    # other's), has its tail there: the weakest-head rule on that stroke
     for j, ok in list(allowed.items()):
         if ok is None:
             continue
-        for a_, b_ in {tuple(sorted(p)) for p in ok}:
+        for a_, b_ in sorted({tuple(sorted(p)) for p in ok}):
             sa = contacts_in(walk(a_, 0, j), set())
             sb = contacts_in(walk(b_, 0, j), set())
+            stroke = sa | sb  # a dead-end branch walks on through the crossing: both sides
+            if len(stroke) == 2 and stroke <= heads:
+                weak, strong = sorted(stroke, key=lambda i: (cts[i].margin, i))
+                if cts[weak].margin < 0.5 and cts[weak].margin < 0.5 * cts[strong].margin:
+                    cts[weak].head = False
+                    heads.discard(weak)
             if not ((sa & heads and sb - heads) or (sa - heads and sb & heads)):
                 allowed[j] = None
                 break

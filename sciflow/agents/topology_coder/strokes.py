@@ -91,7 +91,8 @@ class StrokeTopology:
         # two dots lead on to their head; 17: a thick stroke's square end is one line end, thick
         # dashes join across gaps of up to 5 widths, compare_ends tries the outer 45 % too; the
         # branching end of a two-contact connector with two heads is its tail; two three-way
-        # junctions a short branch apart are one crossing (strokes crossing at a shallow angle)
+        # junctions a short branch apart are one crossing (strokes crossing at a shallow angle);
+        # a stroke through a crossing with a head at each end has its tail at the barely read one
         return {"backend": "strokes", "version": 17}
 
     def trace(self, d: Diagram) -> None:
