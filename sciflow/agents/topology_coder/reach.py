@@ -99,7 +99,7 @@ def reachability(
     merge_shallow_crossings(at, ends, length, has_contact, max(6.0 * width, 0.6 * th))
     allowed: dict[int, set[tuple[int, int]] | None] = {}  # None: every turn
     for j, bs in at.items():
-        live = [b for b in bs if len(ends[b]) > 1 or b in has_contact or length[b] > 0.6 * th]
+        live = list(dict.fromkeys(b for b in bs if len(ends[b]) > 1 or b in has_contact or length[b] > 0.6 * th))
         if len(live) != 4:
             allowed[j] = None
             continue
@@ -195,6 +195,11 @@ def merge_shallow_crossings(
     >>> merge_shallow_crossings(at, ends, np.array([0] * 12 + [9, 50, 50]), set(), 12.0)
     >>> at, ends[13], ends[12]
     ({1: [10, 11, 13, 14]}, {1: (1.0, -0.2)}, {})
+    >>> at = {1: [10, 11, 12], 2: [12, 11, 14]}              # branch 11 joins them too: a loop
+    >>> ends = {10: {1: (-1.0, 0.0)}, 11: {1: (1.0, 0.3), 2: (-1.0, 0.3)}, 12: {1: (1.0, 0.0), 2: (-1.0, 0.0)},
+    ...         14: {2: (1.0, 0.0)}}
+    >>> merge_shallow_crossings(at, ends, np.array([0] * 12 + [9, 50, 50]), set(), 12.0); at
+    {1: [10, 11, 12], 2: [12, 11, 14]}
     """
     for b in sorted(ends):
         js = sorted(ends[b])
@@ -203,6 +208,9 @@ def merge_shallow_crossings(
         j1, j2 = js
         if len(at.get(j1, [])) != 3 or len(at.get(j2, [])) != 3:
             continue
+        outer = [x for x in at[j1] + at[j2] if x != b]
+        if len(set(outer)) != 4 or any(len(ends[x]) > 1 and {j1, j2} <= set(ends[x]) for x in outer):
+            continue  # another branch joins the two junctions too: a loop, not a crossing
         for b2 in at[j2]:
             if b2 != b:
                 ends[b2][j1] = ends[b2].pop(j2)
