@@ -119,7 +119,8 @@ def test_thick_box_outlines_do_not_read_as_a_second_head(parser):
                                   "sciflow.agents.shape_hunter.shapes", "sciflow.agents.topology_coder.masks",
                                   "sciflow.agents.topology_coder.components", "sciflow.agents.grounder",
                                   "sciflow.agents.shape_hunter.operators", "sciflow.agents.topology_coder.dashes",
-                                  "sciflow.agents.shape_hunter.ink", "sciflow.agents.topology_coder.reach"])
+                                  "sciflow.agents.shape_hunter.ink", "sciflow.agents.topology_coder.reach",
+                                  "sciflow.agents.captions"])
 def test_docstring_examples(name):
     result = doctest.testmod(importlib.import_module(name))
     assert result.attempted > 0 and result.failed == 0
