@@ -357,11 +357,10 @@ def compare_ends(cts: list[Contact], comps: dict[int, Comp], members: list[int])
     pixels in the outer third at each end (then, undecided, in the outer 45 %). When
     neither end has a head and one end spreads at least ``max(2 w, w + 3)`` and at least
     1.6 x the other end, which itself stays under ``max(2.5 w, w + 3)`` (a plain line by
-    the window test's bound), that end carries the
-    head. Thirds, not halves: on a short arrow the head can be longer than half the
-    connector, and its wide base then lies in the tail's half. ``w`` is the stroke width, or
-    the narrower end's spread where that is less: a head that is much of the ink inflates
-    the connector's median width.
+    the window test's bound), that end carries the head. Thirds, not halves: on a short
+    arrow the head can be longer than half the connector, and its wide base then lies in the
+    tail's half. ``w`` is the stroke width, or the narrower end's spread where that is less:
+    a head that is much of the ink inflates the connector's median width.
 
     Otherwise, a short double-headed arrow: when both ends spread alike (within 1.5 x) and at
     least ``max(2 s, s + 3)``, ``s`` the spread of the middle third (the shaft, measured on
@@ -390,12 +389,12 @@ def compare_ends(cts: list[Contact], comps: dict[int, Comp], members: list[int])
         # the outer thirds, then the outer 45 %: a head between a third and half the
         # connector long has its wide base beyond its own third, and the 45 % reach it
         outer = (spreads, [_spread(lat[along <= 0.45 * L]), _spread(lat[along >= 0.55 * L])])
+        w = min(float(np.median([comps[m].width for m in members])), min(spreads))
+        # twice the shaft: the other end, a plain line (under the window test's bound), is the
+        # comparison the window test lacks (a small marker head on an anti-aliased hairline
+        # is ~2.3 x its inked width)
+        need, plain = max(2.0 * w, w + 3.0), max(2.5 * w, w + 3.0)
         for ends in outer:
-            w = min(float(np.median([comps[m].width for m in members])), min(spreads))
-            # twice the shaft: the other end, a plain line (under the window test's bound), is
-            # the comparison the window test lacks (a small marker head on an anti-aliased
-            # hairline is ~2.3 x its inked width)
-            need, plain = max(2.0 * w, w + 3.0), max(2.5 * w, w + 3.0)
             for i, j in ((0, 1), (1, 0)):
                 if ends[i] >= need and ends[i] >= 1.6 * ends[j] and ends[j] < plain:
                     cts[i].head = True
