@@ -89,8 +89,9 @@ class OpenCVShapes(FrameSteps, RegionSteps, ShapeBackend):
         # boxes) grow to their outer line; 15: a cylinder cap's arc rises in the middle;
         # 16: sketched (hatched) fills found on a median-smoothed pass; 17: a photograph replaces
         # the shapes of its shading; (the agent's text boxes) a multi-line turned label keeps its
-        # rotation
-        return {"backend": "opencv", "opencv": cv2.__version__, "version": 17}
+        # rotation; 18: a region on a filled panel grows over its outline against the panel's
+        # fill, not the page's
+        return {"backend": "opencv", "opencv": cv2.__version__, "version": 18}
 
     def barriers(self, image: np.ndarray, low: int | None = None, high: int | None = None) -> np.ndarray:
         edges = np.zeros(image.shape[:2], np.uint8)

@@ -12,7 +12,7 @@ import numpy as np
 from sciflow.agents.diagram import BBox, Shape, TextBox
 from sciflow.agents.shape_hunter.boxes import _box_area
 from sciflow.agents.shape_hunter.ink import _same_color, ink_mask
-from sciflow.agents.shape_hunter.masks import _fill_holes, _grow_over_outline
+from sciflow.agents.shape_hunter.masks import _fill_holes, _grow_over_outline, surround_ink
 from sciflow.agents.shape_hunter.shapes import _cap_above, _classify, _cylinder_sag, _diamond_tips
 
 
@@ -211,7 +211,7 @@ class RegionSteps:
                 m = cv2.morphologyEx(m, cv2.MORPH_CLOSE, k)
             m = _fill_holes(m)
             # The region is the interior: grow it over the outline (as thick as it is).
-            m = _grow_over_outline(m, ink[Y0:Y1, X0:X1])
+            m = _grow_over_outline(m, surround_ink(m, image[Y0:Y1, X0:X1], ink[Y0:Y1, X0:X1]))
             cnts, _ = cv2.findContours(m, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_NONE)
             if not cnts:
                 continue

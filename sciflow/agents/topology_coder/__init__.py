@@ -71,7 +71,7 @@ Backend ``strokes`` (default), exact behaviour (``th`` = median OCR line height)
    On a connector of three or more contacts that all read as heads, the one contact on a
    drawn node where the connector branches (a ring of ``1.25 R`` around it is crossed by two
    or more arcs of the connector, every other contact's by at most one) is its tail
-   (:func:`~sciflow.agents.topology_coder.heads.fan_tail`: lines fanning out of one point).
+   (:func:`~sciflow.agents.topology_coder.fans.fan_tail`: lines fanning out of one point).
 5. Edges per connector: on a connector with 3+ contacts, some with and some without a
    head, each tail gets an edge to every head its path reaches along the connector's
    skeleton (see :func:`~sciflow.agents.topology_coder.reach.reachability`: straight on

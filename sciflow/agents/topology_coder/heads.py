@@ -41,19 +41,30 @@ def head_radius(head: float, th: float, limit: float) -> float:
     return max(4.0, min(max(6.0, head * th), limit))
 
 
+def stroke_width(comps: dict[int, Comp], members: list[int]) -> float:
+    """The stroke width of a whole connector: the median of its pieces' widths, each weighted
+    by its length.
+
+    >>> dot = np.ones((1, 1), bool)
+    >>> a, b = Comp(0, 0, 0, dot, width=2.0, length=90.0), Comp(1, 0, 0, dot, width=6.0, length=10.0)
+    >>> stroke_width({0: a, 1: b}, [0, 1])
+    2.0
+    """
+    ws = sorted((comps[m].width, max(comps[m].length, 1.0)) for m in members)
+    half, acc = sum(x[1] for x in ws) / 2.0, 0.0
+    for wv, ln in ws:
+        acc += ln
+        if acc >= half:
+            return wv
+    return ws[0][0]
+
+
 def arrowhead(
     ct: Contact, comps: dict[int, Comp], members: list[int], th: float, head: float, limit: float = math.inf
 ) -> None:
     """The geometric arrowhead test at ``ct`` on the pieces ``members`` (module docstring);
     sets ``ct.head``, ``ct.margin``, ``ct.spread`` and ``ct.out_dir``."""
-    # stroke width of the whole connector: length-weighted median over its pieces
-    ws = sorted((comps[m].width, max(comps[m].length, 1.0)) for m in members)
-    half, acc, w = sum(x[1] for x in ws) / 2.0, 0.0, ws[0][0]
-    for wv, ln in ws:
-        acc += ln
-        if acc >= half:
-            w = wv
-            break
+    w = stroke_width(comps, members)
     R = head_radius(head, th, limit)
     xs_l, ys_l = [], []
     for m in members:
@@ -425,40 +436,3 @@ def compare_ends(cts: list[Contact], comps: dict[int, Comp], members: list[int])
                 ct.head, ct.spread, ct.margin = True, sp, float(min(1.0, (sp - need) / need))
         log.debug("contacts at (%.0f,%.0f)/(%.0f,%.0f): both ends spread %.1f/%.1f over a %.1f px shaft",
                   a.x, a.y, b.x, b.y, spreads[0], spreads[1], shaft)
-
-
-def ring_arcs(dx: np.ndarray, dy: np.ndarray, r: float, tol: float = 1.5, gap: float = 25.0) -> int:
-    """How many arcs the pixels at offsets ``dx``, ``dy`` from a point cross the ring of radius
-    ``r`` in: their angles on the ring, split wherever ``gap`` degrees hold none.
-
-    >>> t = np.linspace(0, 40, 81)
-    >>> ring_arcs(t, 0 * t, 20.0), ring_arcs(np.r_[t, 0.7 * t], np.r_[0 * t, -0.7 * t], 20.0)
-    (1, 2)
-    """
-    ring = np.abs(np.hypot(dx, dy) - r) <= tol
-    if not ring.any():
-        return 0
-    ang = np.sort(np.degrees(np.arctan2(dy[ring], dx[ring])) % 360)
-    gaps = np.diff(np.concatenate([ang, ang[:1] + 360]))
-    return max(1, int((gaps > gap).sum()))
-
-
-def fan_tail(cts: list[Contact], comps: dict[int, Comp], members: list[int], th: float, head: float,
-             targets: list[GroundedNode]) -> None:
-    """On a connector of two or more contacts that all read as heads, the one contact where
-    the connector branches is its tail (two contacts: a fan-out whose branches all end on one
-    node, merged into one contact there): the ring of radius ``1.25 R`` around it (just beyond
-    the head window, ``R = max(6, head * th)``) is crossed by the connector in two or more
-    arcs, every other contact's ring in at most one. Lines fanning out of one box spread across each other where
-    they leave it, which the head test takes for a head's spread; a head has one line behind
-    it. The tail must be a drawn node: free text at a branching point is a label set beside a
-    junction (``96-d`` where a residual branch leaves the input line). Nothing changes when no
-    contact, or more than one, branches."""
-    if len(cts) < 2 or not all(c.head for c in cts):
-        return
-    xs, ys = member_pixels(comps, members)
-    r = 1.25 * max(6.0, head * th)
-    counts = [ring_arcs(xs - c.x, ys - c.y, r) for c in cts]
-    fans = [i for i, k in enumerate(counts) if k >= 2]
-    if len(fans) == 1 and targets[cts[fans[0]].target].kind != "text":
-        cts[fans[0]].head = False

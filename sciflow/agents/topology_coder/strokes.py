@@ -31,13 +31,13 @@ from sciflow.agents.topology_coder.blocks import block_edges
 from sciflow.agents.topology_coder.components import Comp, ink_components, union_find
 from sciflow.agents.topology_coder.dashes import bridge_dashes
 from sciflow.agents.topology_coder.edges import connector_edges, plain_to_operators
+from sciflow.agents.topology_coder.fans import fan_tail
 from sciflow.agents.topology_coder.frames import bridge_beside_text, bridge_containers, retarget_container_ends
 from sciflow.agents.topology_coder.heads import (
     arrowhead,
     compare_ends,
     detected_head,
     double_heads,
-    fan_tail,
     hidden_head,
     loose_pieces,
 )
@@ -93,7 +93,9 @@ class StrokeTopology:
         # branching end of a two-contact connector with two heads is its tail; two three-way
         # junctions a short branch apart are one crossing (strokes crossing at a shallow angle);
         # a stroke through a crossing with a head at each end has its tail at the barely read one
-        return {"backend": "strokes", "version": 17}
+        # 18: lines leaving one port side by side branch on a wider ring (fans.py), and the
+        # branching end is found before the weakest head is taken for the tail
+        return {"backend": "strokes", "version": 18}
 
     def trace(self, d: Diagram) -> None:
         """Fill ``d.strokes`` and ``d.edges``."""
@@ -227,10 +229,10 @@ class StrokeTopology:
         visible_over_hidden(cts, hidden)
         if len(cts) == 2:  # the branching end of two before the wider head wins
             fan_tail(cts, comps, members, th, self.head, targets)
+        if len(cts) >= 3:
+            fan_tail(cts, comps, members, th, self.head, targets)
         double_heads(cts)
         weakest_head_is_tail(cts)
-        if len(cts) >= 3:  # after the weakest head: on a bus a frame crossing reads as branching
-            fan_tail(cts, comps, members, th, self.head, targets)
         compare_ends(cts, comps, members)
         solid_ends(cts, comps, members, max(6.0, self.head * th))
 
