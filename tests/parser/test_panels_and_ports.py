@@ -1,6 +1,7 @@
-"""Boxes on a filled panel keep their own outline, and lines leaving one port side by side
-fan out from it (issue 17): each drawn by hand here with its answer, and each on a render of
-``sciflow``'s Mermaid renderer (fixtures) where we measured it."""
+"""Boxes on a filled panel keep their own outline, lines leaving one port side by side fan
+out from it, and a line drawn over a container's title passes into the container (issue 17):
+each drawn by hand here with its answer, and on renders of ``sciflow``'s Mermaid renderer
+(fixtures) where we measured it."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import pytest
 
 from sciflow.agents.shape_hunter.masks import _grow_over_outline, surround_ink
 
-from .drawing import Canvas, edges_by_label
+from .drawing import Canvas, edges_by_label, labels
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
@@ -99,3 +100,25 @@ def test_mermaid_edges_leaving_one_port_are_read_from_it(parser):
     assert ("h", "latent refiner") not in e and ("h", "vq") not in e
 
 
+
+
+@pytest.mark.parametrize("fill", ["white", "#f4f4ff"])
+@pytest.mark.parametrize("xoff", [-30, 0, 30])
+def test_a_line_drawn_over_a_container_title_passes_into_the_container(parser, fill, xoff):
+    """Mermaid draws an edge into a subgraph straight over the subgraph's title: the line
+    crosses the frame and the title's box at once. The crossing is joined, and the line's
+    touch on the title right there is no end of it (the title had become a node with an
+    edge from ``Encoder``)."""
+    c = Canvas(520, 420)
+    c.box("Encoder", 160, 30, w=200, h=50)
+    c.d.rectangle((60, 150, 460, 390), outline="#999999", width=1, fill=fill)
+    c.text("Decoder Stack", 260, 168)
+    c.box("Head", 160, 230, w=200, h=50)
+    c.box("Tail", 160, 320, w=200, h=50)
+    x = 260 + xoff
+    c.d.line([(x, 80), (x, 222)], fill="black", width=2)
+    c.d.polygon([(x, 230), (x - 6, 220), (x + 6, 220)], fill="black")
+    c.arrow([(260, 280), (260, 320)])
+    r = parser(c.array())
+    assert edges_by_label(r.graph) == {("encoder", "head"), ("head", "tail")}
+    assert labels(r.graph) == {"encoder", "head", "tail"}

@@ -73,7 +73,32 @@ def bridge_containers(
     rest = [i for i in cont if i not in drop]
     drop |= join_pairs(contacts, rest, through_both, lambda a, b: find(a.comp) != find(b.comp), find, parent,
                        bridges, same=lambda a, b: a.target != b.target)
+    near_outline = [i for i, ct in enumerate(contacts) if targets[ct.target].kind in ("container", "text")]
+    drop |= twin_contacts(contacts, near_outline, drop)
     return [ct for i, ct in enumerate(contacts) if i not in drop]
+
+
+def twin_contacts(contacts: list[Contact], idx: list[int], dropped: set[int], reach: float = 3.0) -> set[int]:
+    """The contacts among ``idx`` (those on containers and free texts) that repeat a
+    ``dropped`` one (a crossing of a container's outline): same piece, within ``reach`` px. A
+    piece whose end meets an outline's band along two neighbouring pixels has two contacts
+    there, and a line crossing the outline straight through the container's title (Mermaid
+    draws edges over subgraph titles) touches the title's box right there; when the crossing
+    is joined, either would leave the stroke ending on the container or its title.
+
+    >>> cts = [Contact(5, 0, 159.0, 292.0), Contact(6, 0, 159.0, 300.0), Contact(6, 1, 159.0, 301.0)]
+    >>> sorted(twin_contacts(cts, [0, 1, 2], {0, 1}))
+    [2]
+    """
+    out = set()
+    for i in idx:
+        if i in dropped:
+            continue
+        c = contacts[i]
+        if any(contacts[j].comp == c.comp and math.hypot(contacts[j].x - c.x, contacts[j].y - c.y) <= reach
+               for j in dropped):
+            out.add(i)
+    return out
 
 
 def bridge_beside_text(

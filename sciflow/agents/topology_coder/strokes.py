@@ -94,8 +94,9 @@ class StrokeTopology:
         # junctions a short branch apart are one crossing (strokes crossing at a shallow angle);
         # a stroke through a crossing with a head at each end has its tail at the barely read one
         # 18: lines leaving one port side by side branch on a wider ring (fans.py), and the
-        # branching end is found before the weakest head is taken for the tail
-        return {"backend": "strokes", "version": 18}
+        # branching end is found before the weakest head is taken for the tail; 19: a piece's
+        # second contact beside its joined frame crossing (a title the line is drawn over) goes too
+        return {"backend": "strokes", "version": 19}
 
     def trace(self, d: Diagram) -> None:
         """Fill ``d.strokes`` and ``d.edges``."""
