@@ -12,7 +12,7 @@ import pytest
 
 from sciflow.agents.shape_hunter.masks import _grow_over_outline, surround_ink
 
-from .drawing import Canvas, edges_by_label, labels
+from .drawing import Canvas, edges_by_label, font, labels
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
@@ -122,3 +122,54 @@ def test_a_line_drawn_over_a_container_title_passes_into_the_container(parser, f
     r = parser(c.array())
     assert edges_by_label(r.graph) == {("encoder", "head"), ("head", "tail")}
     assert labels(r.graph) == {"encoder", "head", "tail"}
+
+
+def test_mermaid_line_beside_a_title_and_a_typed_operator(parser):
+    """``fixtures/mermaid_title_and_operator.png``: Mermaid renderer, look ``classic``,
+    cylinders in nested subgraphs (seed 1100058). The edge from ``Ground Truth`` to ``Norm``
+    crosses the ``Stage 2`` frame right beside its title and touches the title's box there;
+    the node typed as ``⊕`` (11 px, smaller than the circle search's smallest radius) is read
+    by the OCR as ``④`` and is found as an operator inside its own line box."""
+    r = parser(str(FIXTURES / "mermaid_title_and_operator.png"))
+    e = edges_by_label(r.graph)
+    assert ("ground truth", "norm") in e
+    assert "stage 2" not in labels(r.graph)
+    assert "⊕" in labels(r.graph) and "④" not in labels(r.graph)
+    assert ("motion head", "⊕") in e
+
+
+@pytest.mark.parametrize("size", [14, 16, 18])
+def test_a_circled_plus_typed_as_a_label_is_an_operator(parser, size):
+    """A ``⊕`` typed as a box's label at the text's size: the OCR reads it as ``④`` and the
+    circle search starts above its radius; the one-symbol line's box is tested itself."""
+    c = Canvas(700, 120)
+    c.box("Encoder", 20, 35, w=170, h=50)
+    c.d.rounded_rectangle((270, 35, 430, 85), radius=20, outline="black", width=2, fill="white")
+    c.d.text((350, 60), "⊕", font=font(size), fill="black", anchor="mm")
+    c.box("Decoder", 510, 35, w=170, h=50)
+    c.arrow([(190, 60), (270, 60)])
+    c.arrow([(430, 60), (510, 60)])
+    r = parser(c.array())
+    assert labels(r.graph) == {"encoder", "⊕", "decoder"}
+    assert edges_by_label(r.graph) == {("encoder", "⊕"), ("⊕", "decoder")}
+
+
+@pytest.mark.parametrize("gap", [16, 22])
+def test_a_label_box_on_a_panel_passes_its_line_on_to_a_box_just_below(parser, gap):
+    """An edge label in a white box on a pale panel, the arrow's head ``gap`` px below it on
+    ``Decoder``: the short piece from the label to the head is probed for a head at the label
+    end with a window held under half the piece (as in step 4), not into the head at its
+    other end; the label passes the line on (it was a node between the two boxes). A head
+    touching the label box itself (a piece of under ~12 px) is still read as the label's."""
+    c = Canvas(400, 330)
+    _panel(c, 10, 10, 390, 320, fill="#d5e8d4")
+    c.box("Encoder", 110, 30, w=180, h=50)
+    c.box("Decoder", 110, 250, w=180, h=50)
+    y1 = 250 - gap - 26
+    c.d.line([(200, 80), (200, 242)], fill="#333333", width=2)
+    c.d.rectangle((165, y1, 235, y1 + 26), fill="white")
+    c.d.text((200, y1 + 13), "latent", font=font(16), fill="black", anchor="mm")
+    c.d.polygon([(200, 250), (194, 240), (206, 240)], fill="#333333")
+    r = parser(c.array())
+    assert labels(r.graph) == {"encoder", "decoder"}
+    assert edges_by_label(r.graph) == {("encoder", "decoder")}

@@ -82,7 +82,9 @@ Backends (``[parser.shape_hunter] backend``), registered in :data:`BACKENDS`:
      accepted when ink covers at least 75 % of the circumference; ink on both the horizontal
      and vertical diameters with empty quadrants (:func:`~.operators.quadrant_ink` at most
      15 %) gives ``⊕``, on both diagonals ``⊗``. A circle inside an OCR line box is a letter,
-     unless the line is one symbol the OCR misread (``④`` for ``⊕``); one under
+     unless the line is one symbol the OCR misread (``④`` for ``⊕``); such a line's box with
+     no circle found is tested itself, a circle centred in it half its smaller side across
+     (:func:`~.operators.symbol_in_box`: a glyph typed at the text's size); one under
      ``operator_loose_min`` text heights is an operator only inside a shape holding no other
      text (a symbol typed as a box's label).
 
@@ -144,7 +146,7 @@ from sciflow.agents.shape_hunter.boxes import _box_area, _inside_frac, _iou, bbo
 from sciflow.agents.shape_hunter.ink import _max_channel, _same_color, background_color, channel_difference, ink_mask
 from sciflow.agents.shape_hunter.masks import _fill_holes, _grow_over_outline
 from sciflow.agents.shape_hunter.opencv import OpenCVShapes
-from sciflow.agents.shape_hunter.operators import find_operators
+from sciflow.agents.shape_hunter.operators import find_operators, symbol_in_box
 from sciflow.agents.shape_hunter.sam import (
     SAMShapes,
     _agent_scalar_keys,
@@ -239,6 +241,14 @@ class ShapeHunter(BackendAgent):
                     _inside_frac(o.bbox, t.bbox) > 0.5 and not symbol_reading(t.text) for t in diagram.text_lines
                 )
             ]
+            # a one-symbol reading whose box holds no circle found: a glyph typed at the text's
+            # size is smaller than the search's smallest circle; test the box itself
+            ink = ink_mask(diagram.image, background_color(diagram.image), int(self.params.get("ink_threshold", 60)))
+            for t in diagram.text_lines:
+                if symbol_reading(t.text) and not any(_inside_frac(o.bbox, t.bbox) > 0.5 for o in ops):
+                    op = symbol_in_box(ink > 0, t.bbox)
+                    if op is not None:
+                        ops.append(op)
             # a circle under ``operator_loose_min`` text heights is an operator only inside a
             # shape that holds no other text (a symbol typed as a box's label); loose on the
             # page, a circle that small is a letter of text the OCR did not read

@@ -90,8 +90,9 @@ class OpenCVShapes(FrameSteps, RegionSteps, ShapeBackend):
         # 16: sketched (hatched) fills found on a median-smoothed pass; 17: a photograph replaces
         # the shapes of its shading; (the agent's text boxes) a multi-line turned label keeps its
         # rotation; 18: a region on a filled panel grows over its outline against the panel's
-        # fill, not the page's
-        return {"backend": "opencv", "opencv": cv2.__version__, "version": 18}
+        # fill, not the page's; 19: (the agent's operator step) a one-symbol OCR line (``④``) is
+        # tested as a circled operator inside its own box; ring radius ties go to the one found
+        return {"backend": "opencv", "opencv": cv2.__version__, "version": 19}
 
     def barriers(self, image: np.ndarray, low: int | None = None, high: int | None = None) -> np.ndarray:
         edges = np.zeros(image.shape[:2], np.uint8)

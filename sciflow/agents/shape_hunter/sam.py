@@ -173,7 +173,8 @@ class SAMShapes(ShapeBackend):
         if self._sha256 is None:
             self._sha256 = file_sha256(self.checkpoint)
         # version 2: the boxes of multi-line turned labels keep their rotation (the agent's text boxes)
-        fp: dict[str, Any] = {"backend": "sam", "version": 2, "model_type": self.model_type,
+        # 3: (the agent's operator step) a one-symbol OCR line is tested as a circled operator
+        fp: dict[str, Any] = {"backend": "sam", "version": 3, "model_type": self.model_type,
                               "checkpoint_sha256": self._sha256}
         if self.arch is not None:
             fp["arch"] = dict(self.arch)

@@ -73,21 +73,33 @@ def bridge_containers(
     rest = [i for i in cont if i not in drop]
     drop |= join_pairs(contacts, rest, through_both, lambda a, b: find(a.comp) != find(b.comp), find, parent,
                        bridges, same=lambda a, b: a.target != b.target)
-    near_outline = [i for i, ct in enumerate(contacts) if targets[ct.target].kind in ("container", "text")]
-    drop |= twin_contacts(contacts, near_outline, drop)
+    # a container's own outline, and its title (a free text that names it): not any text
+    # right inside the outline, which may be what an arrow crossing there points at
+    def norm(s: str) -> str:
+        return " ".join(s.lower().split())
+
+    titles = {norm(n.label) for n in targets if n.kind == "container" and n.label.strip()}
+    near_outline = [i for i, ct in enumerate(contacts) if targets[ct.target].kind == "container"
+                    or (targets[ct.target].kind == "text" and norm(targets[ct.target].label) in titles)]
+    drop |= twin_contacts(contacts, near_outline, drop, r_contact)
     return [ct for i, ct in enumerate(contacts) if i not in drop]
 
 
 def twin_contacts(contacts: list[Contact], idx: list[int], dropped: set[int], reach: float = 3.0) -> set[int]:
-    """The contacts among ``idx`` (those on containers and free texts) that repeat a
-    ``dropped`` one (a crossing of a container's outline): same piece, within ``reach`` px. A
+    """The contacts among ``idx`` (those on containers and their titles) that repeat a
+    ``dropped`` one (a crossing of a container's outline): same piece, within ``reach`` px
+    (the contact radius: one touch of the piece), when the piece goes on to a contact
+    farther away. A
     piece whose end meets an outline's band along two neighbouring pixels has two contacts
     there, and a line crossing the outline straight through the container's title (Mermaid
     draws edges over subgraph titles) touches the title's box right there; when the crossing
-    is joined, either would leave the stroke ending on the container or its title.
+    is joined, either would leave the stroke ending on the container or its title (a line
+    passing right beside the title touches its box too).
 
     >>> cts = [Contact(5, 0, 159.0, 292.0), Contact(6, 0, 159.0, 300.0), Contact(6, 1, 159.0, 301.0)]
-    >>> sorted(twin_contacts(cts, [0, 1, 2], {0, 1}))
+    >>> sorted(twin_contacts(cts, [0, 1, 2], {0, 1}))            # piece 6 ends there
+    []
+    >>> sorted(twin_contacts(cts + [Contact(6, 2, 160.0, 337.0)], [0, 1, 2], {0, 1}))
     [2]
     """
     out = set()
@@ -95,8 +107,13 @@ def twin_contacts(contacts: list[Contact], idx: list[int], dropped: set[int], re
         if i in dropped:
             continue
         c = contacts[i]
-        if any(contacts[j].comp == c.comp and math.hypot(contacts[j].x - c.x, contacts[j].y - c.y) <= reach
-               for j in dropped):
+        twin_of = [j for j in dropped if contacts[j].comp == c.comp
+                   and math.hypot(contacts[j].x - c.x, contacts[j].y - c.y) <= reach]
+        # the piece goes on past both (to its own end elsewhere): a piece that stops on a
+        # text just inside the outline ends there
+        beyond = any(k.comp == c.comp and all(math.hypot(k.x - contacts[j].x, k.y - contacts[j].y) > reach
+                                               for j in twin_of) for k in contacts)
+        if twin_of and beyond:
             out.add(i)
     return out
 

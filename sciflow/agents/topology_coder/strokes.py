@@ -96,7 +96,8 @@ class StrokeTopology:
         # 18: lines leaving one port side by side branch on a wider ring (fans.py), and the
         # branching end is found before the weakest head is taken for the tail; 19: a piece's
         # second contact beside its joined frame crossing (a title the line is drawn over) goes too
-        return {"backend": "strokes", "version": 19}
+        # 20: the head probe at an inline label's contact stops short of the piece's other end
+        return {"backend": "strokes", "version": 20}
 
     def trace(self, d: Diagram) -> None:
         """Fill ``d.strokes`` and ``d.edges``."""

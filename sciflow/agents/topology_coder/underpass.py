@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import cv2
 import numpy as np
@@ -98,7 +98,7 @@ def bridge_text(
     def passes(ca: Contact, cb: Contact) -> bool:
         straight = continues(ca, cb)
         return (straight and ca.target not in boxes) or (
-            (straight or _across(ca, cb, targets[ca.target].bbox)) and not _headed(ca, cb, comps, th, head)
+            (straight or _across(ca, cb, targets[ca.target].bbox)) and not _headed(ca, cb, comps, th, head, contacts)
         )
 
     drop = join_pairs(contacts, idx, passes, lambda a, b: find(a.comp) != find(b.comp), find, parent, bridges)
@@ -215,13 +215,19 @@ def _across(a: Contact, b: Contact, box: tuple[float, float, float, float]) -> b
     return True
 
 
-def _headed(a: Contact, b: Contact, comps: dict[int, Comp], th: float, head: float) -> bool:
+def _headed(a: Contact, b: Contact, comps: dict[int, Comp], th: float, head: float,
+            contacts: Sequence[Contact] = ()) -> bool:
     """Whether either of two contacts on one label carries an arrowhead (its own piece
     only; the contacts are probed on copies, the real reading comes in step 4). The window is
     held to ``4 + 6 w`` px (``w``: the piece's stroke width), the size of a head drawn for that
-    stroke, so a line that bends just outside its label does not read as a head."""
+    stroke, so a line that bends just outside its label does not read as a head, and, as in
+    step 4, to 0.45 x the distance to the piece's nearest other contact among ``contacts`` (a
+    short piece from the label to the next box has that box's head at its other end)."""
     for ct in (a, b):
-        limit = min(0.45 * math.hypot(a.x - b.x, a.y - b.y), 4.0 + 6.0 * comps[ct.comp].width)
+        own = [math.hypot(o.x - ct.x, o.y - ct.y) for o in contacts if o.comp == ct.comp and o is not ct]
+        own = [d for d in own if d > 0.0]
+        limit = min(0.45 * math.hypot(a.x - b.x, a.y - b.y), 4.0 + 6.0 * comps[ct.comp].width,
+                    0.45 * min(own) if own else math.inf)
         probe = dataclasses.replace(ct)
         arrowhead(probe, comps, [ct.comp], th, head, limit)
         if probe.head:
