@@ -83,8 +83,9 @@ Backends (``[parser.shape_hunter] backend``), registered in :data:`BACKENDS`:
      and vertical diameters with empty quadrants (:func:`~.operators.quadrant_ink` at most
      15 %) gives ``⊕``, on both diagonals ``⊗``. A circle inside an OCR line box is a letter,
      unless the line is one symbol the OCR misread (``④`` for ``⊕``); such a line's box with
-     no circle found is tested itself, a circle centred in it half its smaller side across
-     (:func:`~.operators.symbol_in_box`: a glyph typed at the text's size); one under
+     no circle found is tested itself, a circle round the ink inside it (centred on that
+     ink, half its larger side across: :func:`~.operators.symbol_in_box`, a glyph typed at
+     the text's size is below the search's smallest radius); one under
      ``operator_loose_min`` text heights is an operator only inside a shape holding no other
      text (a symbol typed as a box's label).
 
@@ -243,12 +244,12 @@ class ShapeHunter(BackendAgent):
             ]
             # a one-symbol reading whose box holds no circle found: a glyph typed at the text's
             # size is smaller than the search's smallest circle; test the box itself
-            ink = ink_mask(diagram.image, background_color(diagram.image), int(self.params.get("ink_threshold", 60)))
-            for t in diagram.text_lines:
-                if symbol_reading(t.text) and not any(_inside_frac(o.bbox, t.bbox) > 0.5 for o in ops):
-                    op = symbol_in_box(ink > 0, t.bbox)
-                    if op is not None:
-                        ops.append(op)
+            lone = [t for t in diagram.text_lines
+                    if symbol_reading(t.text) and not any(_inside_frac(o.bbox, t.bbox) > 0.5 for o in ops)]
+            if lone:
+                thr = int(self.params.get("ink_threshold", 60))
+                ink = ink_mask(diagram.image, background_color(diagram.image), thr) > 0
+                ops += [op for op in (symbol_in_box(ink, t.bbox) for t in lone) if op is not None]
             # a circle under ``operator_loose_min`` text heights is an operator only inside a
             # shape that holds no other text (a symbol typed as a box's label); loose on the
             # page, a circle that small is a letter of text the OCR did not read

@@ -1,4 +1,5 @@
-"""Region masks: holes filled, an interior grown out over its outline (against the paper or panel around it)."""
+"""Region masks: holes filled, an interior grown out over its outline (against the paper or
+panel around it)."""
 
 from __future__ import annotations
 
@@ -34,9 +35,9 @@ def surround_ink(m: np.ndarray, window: np.ndarray, ink: np.ndarray, gap: int = 
     difference from the page's background), unless the region sits on a filled panel: a band
     ``gap`` to ``gap + width`` px outside it that is mostly ink itself, 70 % of it within 20
     levels of its median colour (one fill); then the difference (max channel > ``thr``) from
-    that colour. On a panel whose fill is itself
-    ``ink`` against the page every ring round a shape is, and the shape would grow over the
-    panel up to the grower's limit (arrowheads on its outline then fall inside it).
+    that colour. On a panel whose fill is itself ``ink`` against the page, every ring round a
+    shape is ink, and the shape would grow over the panel up to the grower's limit (the
+    arrowheads touching its outline then fall inside it).
 
     >>> win = np.full((60, 60, 3), 200, np.uint8)              # a pale panel, 40+ from white
     >>> win[18:42, 18:42] = 0; win[20:40, 20:40] = 250          # a box: 2 px black outline

@@ -63,10 +63,11 @@ def branching_contact(
     First on the ring of radius ``1.25 R`` (just beyond the head window, ``R = max(6, head *
     th)``; arcs apart by 25 degrees). When no contact branches there: a contact whose one arc
     on that ring is at least ``max(1.8 w, w + 2.5)`` px long (lines leaving one port side by
-    side; ``w`` the connector's stroke width) and which is crossed
-    in two or more arcs on a ring twice as wide, where those lines have parted (arcs apart by
-    ``0.25 R`` px; only while that ring stays under 0.45 x the distance to the contact's
-    nearest other contact, so it does not reach another contact's line).
+    side; ``w`` the connector's stroke width) and which is crossed in two or more arcs on a
+    ring twice as wide, where those lines have parted (arcs apart by ``0.25 R`` px; only while
+    that ring stays under 0.45 x the distance to the contact's nearest other contact, so it
+    does not reach another contact's line). A thin line's end beside a line passing by has
+    one short arc on the inner ring and is no bundle.
 
     >>> t = np.linspace(0, 60, 121)
     >>> xs, ys = np.r_[t, t], np.r_[0.5 * t, -0.5 * t]   # two lines out of (0, 0)

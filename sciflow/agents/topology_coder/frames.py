@@ -89,12 +89,11 @@ def twin_contacts(contacts: list[Contact], idx: list[int], dropped: set[int], re
     """The contacts among ``idx`` (those on containers and their titles) that repeat a
     ``dropped`` one (a crossing of a container's outline): same piece, within ``reach`` px
     (the contact radius: one touch of the piece), when the piece goes on to a contact
-    farther away. A
-    piece whose end meets an outline's band along two neighbouring pixels has two contacts
-    there, and a line crossing the outline straight through the container's title (Mermaid
-    draws edges over subgraph titles) touches the title's box right there; when the crossing
-    is joined, either would leave the stroke ending on the container or its title (a line
-    passing right beside the title touches its box too).
+    farther away. A piece whose end meets an outline's band along two neighbouring pixels
+    has two contacts there, and a line crossing the outline straight through the
+    container's title (Mermaid draws edges over subgraph titles) or right beside it touches
+    the title's box there; when the crossing is joined, either would leave the stroke ending
+    on the container or its title.
 
     >>> cts = [Contact(5, 0, 159.0, 292.0), Contact(6, 0, 159.0, 300.0), Contact(6, 1, 159.0, 301.0)]
     >>> sorted(twin_contacts(cts, [0, 1, 2], {0, 1}))            # piece 6 ends there
