@@ -73,8 +73,10 @@ Backend ``strokes`` (default), exact behaviour (``th`` = median OCR line height)
    or more arcs of the connector, every other contact's by at most one; or, where lines leave
    one port side by side, its one arc on that ring is at least ``max(1.8 w, w + 2.5)`` long
    and a ring twice as wide is crossed in two or more) is its tail
-   (:func:`~sciflow.agents.topology_coder.fans.fan_tail`: lines fanning out of one point),
-   decided before the weakest head is taken for the tail.
+   (:func:`~sciflow.agents.topology_coder.fans.fan_tail`: lines fanning out of one point);
+   a bundle's branching is decided before the weakest head is taken for the tail, a branching
+   on the inner ring after it (on a bus a dashed frame's crossing branches there too), and a
+   contact on a container is never the tail.
 5. Edges per connector: on a connector with 3+ contacts, some with and some without a
    head, each tail gets an edge to every head its path reaches along the connector's
    skeleton (see :func:`~sciflow.agents.topology_coder.reach.reachability`: straight on

@@ -55,7 +55,8 @@ def ring_arc_lengths(dx: np.ndarray, dy: np.ndarray, r: float, tol: float = 1.5,
 
 
 def branching_contact(
-    cts: list[Contact], xs: np.ndarray, ys: np.ndarray, th: float, head: float, w: float = 1.0
+    cts: list[Contact], xs: np.ndarray, ys: np.ndarray, th: float, head: float, w: float = 1.0,
+    inner: bool = True,
 ) -> int | None:
     """The index of the one contact where the connector (pixels ``xs``, ``ys``) branches, or
     ``None`` when no contact, or more than one, does.
@@ -67,7 +68,8 @@ def branching_contact(
     ring twice as wide, where those lines have parted (arcs apart by ``0.25 R`` px; only while
     that ring stays under 0.45 x the distance to the contact's nearest other contact, so it
     does not reach another contact's line). A thin line's end beside a line passing by has
-    one short arc on the inner ring and is no bundle.
+    one short arc on the inner ring and is no bundle. With ``inner`` false only a bundle is
+    reported (``None`` as soon as the inner ring finds a contact branching).
 
     >>> t = np.linspace(0, 60, 121)
     >>> xs, ys = np.r_[t, t], np.r_[0.5 * t, -0.5 * t]   # two lines out of (0, 0)
@@ -79,7 +81,7 @@ def branching_contact(
     arcs = [ring_arc_lengths(xs - c.x, ys - c.y, 1.25 * big) for c in cts]
     fans = [i for i, a in enumerate(arcs) if len(a) >= 2]
     if fans:
-        return fans[0] if len(fans) == 1 else None
+        return fans[0] if len(fans) == 1 and inner else None
     # a bundle: one arc on the inner ring several line widths long, two or more on the
     # outer ring where the lines have parted
     bundle = max(1.8 * w, w + 2.5)
@@ -95,17 +97,19 @@ def branching_contact(
 
 
 def fan_tail(cts: list[Contact], comps: dict[int, Comp], members: list[int], th: float, head: float,
-             targets: list[GroundedNode]) -> None:
+             targets: list[GroundedNode], inner: bool = True) -> None:
     """On a connector of two or more contacts that all read as heads, the one contact where
     the connector branches (:func:`branching_contact`) is its tail (two contacts: a fan-out
     whose branches all end on one node, merged into one contact there). Lines fanning out of
     one box spread across each other where they leave it, which the head test takes for a
     head's spread; a head has one line behind it. The tail must be a drawn node: free text
     at a branching point is a label set beside a junction (``96-d`` where a residual branch
-    leaves the input line). Nothing changes when no contact, or more than one, branches."""
+    leaves the input line), and a contact on a container's outline branches where the line
+    crosses a dashed frame (its dashes on the ring). Nothing changes when no contact, or more
+    than one, branches. ``inner`` as in :func:`branching_contact`."""
     if len(cts) < 2 or not all(c.head for c in cts):
         return
     xs, ys = member_pixels(comps, members)
-    k = branching_contact(cts, xs, ys, th, head, stroke_width(comps, members))
-    if k is not None and targets[cts[k].target].kind != "text":
+    k = branching_contact(cts, xs, ys, th, head, stroke_width(comps, members), inner)
+    if k is not None and targets[cts[k].target].kind not in ("text", "container"):
         cts[k].head = False

@@ -96,8 +96,10 @@ class StrokeTopology:
         # 18: lines leaving one port side by side branch on a wider ring (fans.py), and the
         # branching end is found before the weakest head is taken for the tail; 19: a piece's
         # second contact beside its joined frame crossing (a title the line is drawn over) goes too
-        # 20: the head probe at an inline label's contact stops short of the piece's other end
-        return {"backend": "strokes", "version": 20}
+        # 20: the head probe at an inline label's contact stops short of the piece's other end;
+        # 21: only a bundle's branching is decided before the weakest head, the rest after it
+        # as before; a contact on a container is never a fan's tail
+        return {"backend": "strokes", "version": 21}
 
     def trace(self, d: Diagram) -> None:
         """Fill ``d.strokes`` and ``d.edges``."""
@@ -231,10 +233,12 @@ class StrokeTopology:
         visible_over_hidden(cts, hidden)
         if len(cts) == 2:  # the branching end of two before the wider head wins
             fan_tail(cts, comps, members, th, self.head, targets)
-        if len(cts) >= 3:
-            fan_tail(cts, comps, members, th, self.head, targets)
+        if len(cts) >= 3:  # lines leaving one port side by side: their bundle reads as a head
+            fan_tail(cts, comps, members, th, self.head, targets, inner=False)
         double_heads(cts)
         weakest_head_is_tail(cts)
+        if len(cts) >= 3:  # after the weakest head: on a bus a frame crossing reads as branching
+            fan_tail(cts, comps, members, th, self.head, targets)
         compare_ends(cts, comps, members)
         solid_ends(cts, comps, members, max(6.0, self.head * th))
 
