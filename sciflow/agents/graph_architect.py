@@ -29,13 +29,10 @@ import numpy as np
 from sciflow.agents import overlay
 from sciflow.agents.diagram import BBox, Diagram
 from sciflow.agents.registry import AGENTS, BackendAgent, Registry
+from sciflow.agents.text_filters import fold_label
 from sciflow.format.graph import DiagramGraph, Edge, Group, Node
 
 BACKENDS = Registry("graph_architect backend")
-
-
-def _fold(s: str) -> str:
-    return " ".join(s.lower().split())
 
 
 def _iou(a: BBox, b: BBox) -> float:
@@ -71,7 +68,9 @@ class DefaultArchitect:
         kept: list[Any] = []
         for n in keep:
             dup = next(
-                (k for k in kept if _fold(k.label) == _fold(n.label) and _iou(k.bbox, n.bbox) >= self.dup_iou), None
+                (k for k in kept
+                 if fold_label(k.label) == fold_label(n.label) and _iou(k.bbox, n.bbox) >= self.dup_iou),
+                None,
             )
             if dup is not None:
                 alias[n.id] = dup.id

@@ -59,6 +59,15 @@ def fold_latin_diacritics(text: str) -> str:
     return "".join(out)
 
 
+def fold_label(text: str) -> str:
+    """A label compared as a label: lower case, runs of white space as one space.
+
+    >>> fold_label("  Stage   2 ")
+    'stage 2'
+    """
+    return " ".join(text.lower().split())
+
+
 def clean_text(text: str, keep_letters: bool = False) -> str:
     """Strip arrow glyphs from both ends and collapse whitespace; '' if nothing remains.
     A text that is a single arrowhead-like character (``V v ^ A Y T I l | 1 7 L J``) is

@@ -31,6 +31,7 @@ import cv2
 import numpy as np
 
 from sciflow.agents.diagram import GroundedNode
+from sciflow.agents.text_filters import fold_label
 from sciflow.agents.topology_coder.attach import Contact, continues, direction, join_pairs
 from sciflow.agents.topology_coder.components import Comp
 
@@ -75,12 +76,9 @@ def bridge_containers(
                        bridges, same=lambda a, b: a.target != b.target)
     # a container's own outline, and its title (a free text that names it): not any text
     # right inside the outline, which may be what an arrow crossing there points at
-    def norm(s: str) -> str:
-        return " ".join(s.lower().split())
-
-    titles = {norm(n.label) for n in targets if n.kind == "container" and n.label.strip()}
+    titles = {fold_label(n.label) for n in targets if n.kind == "container" and n.label.strip()}
     near_outline = [i for i, ct in enumerate(contacts) if targets[ct.target].kind == "container"
-                    or (targets[ct.target].kind == "text" and norm(targets[ct.target].label) in titles)]
+                    or (targets[ct.target].kind == "text" and fold_label(targets[ct.target].label) in titles)]
     drop |= twin_contacts(contacts, near_outline, drop, r_contact)
     return [ct for i, ct in enumerate(contacts) if i not in drop]
 
