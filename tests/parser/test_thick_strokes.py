@@ -89,3 +89,45 @@ def test_square_ends_of_a_thick_slanted_dash_point_along_it():
         # each end leaves along the dash, away from the other end
         assert abs(along) >= 0.95
         assert (along > 0) == (x > 40)
+
+
+# A thick Mermaid link (hand-drawn look) that turns up into its node 15 px before it: the ink
+# the stroke tracer kept round the contact at (30, 20) (the head's tip lies under the node's
+# mask), copied from a render (seed 1100045, "Patch Tokenizer" -> "Cross-Modal Decoder").
+_HEAD_AFTER_CORNER = """
+............###..
+......##########.
+....############.
+..##############.
+..#######...####.
+.####.......###..
+####.............
+####.............
+####.............
+###..............
+"""
+
+
+def _corner_mask(art: str) -> np.ndarray:
+    m = np.zeros((60, 60), bool)
+    for i, row in enumerate(art.strip().splitlines()):
+        for j, ch in enumerate(row):
+            m[19 + i, 15 + j] = ch == "#"
+    m[29:60, 15:18] = True  # the line goes on down from the corner
+    return m
+
+
+def test_a_head_just_after_the_lines_corner_is_read_in_half_the_window():
+    from sciflow.agents.topology_coder.attach import Contact
+    from sciflow.agents.topology_coder.components import Comp
+    from sciflow.agents.topology_coder.heads import arrowhead
+
+    ct = Contact(0, 0, 30.0, 20.0)
+    arrowhead(ct, {0: Comp(0, 0, 0, _corner_mask(_HEAD_AFTER_CORNER), width=2.24, length=90.0)}, [0], 21.0, 0.9)
+    assert ct.head
+    # the same corner with the line's plain end (the wings taken off) is no head in either window
+    plain = _HEAD_AFTER_CORNER.replace("............###..", ".................").replace(
+        "..#######...####.", "..#######........").replace(".####.......###..", ".####............")
+    ct = Contact(0, 0, 30.0, 20.0)
+    arrowhead(ct, {0: Comp(0, 0, 0, _corner_mask(plain), width=2.24, length=90.0)}, [0], 21.0, 0.9)
+    assert not ct.head

@@ -11,7 +11,9 @@ the length-weighted median stroke width); this holds for filled, open and chevro
 on a 4 px line) is found by slices instead: when the window is not cut short, the second
 widest 1 px slice across the head's axis is at least ``max(1.8 s, s + 3)`` (and at most 1.25
 x the usual spread bound) and it spreads to both sides, ``s`` the median slice width of the
-stroke's own shaft one window further on (:func:`slice_widths`). A contact on a shape without
+stroke's own shaft one window further on (:func:`slice_widths`). A window whose ink spreads
+to one side only (the line turns a corner within it, a curve bending just before its node) and
+is at least 12 px is tested again within half its radius, and a head found there counts. A contact on a shape without
 such a head is looked at again on the unmasked ink (:func:`hidden_head`); a Layout Detector's
 arrowheads are fused in (:func:`detected_head`); two heads on a two-contact connector are both
 kept only when they look alike (:func:`double_heads`); a short two-contact connector with no
@@ -20,6 +22,7 @@ head is read by comparing its two ends (:func:`compare_ends`).
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import math
 from collections.abc import Callable
@@ -64,6 +67,22 @@ def arrowhead(
 ) -> None:
     """The geometric arrowhead test at ``ct`` on the pieces ``members`` (module docstring);
     sets ``ct.head``, ``ct.margin``, ``ct.spread`` and ``ct.out_dir``."""
+    symmetric = _arrowhead(ct, comps, members, th, head, limit)
+    R = head_radius(head, th, limit)
+    if not ct.head and not symmetric and R >= 12.0:
+        # the window reached round a corner of the line just behind the head (a curve that
+        # turns within a text height of its node): the same test within half the window
+        probe = dataclasses.replace(ct)
+        _arrowhead(probe, comps, members, th, head, R / 2.0)
+        if probe.head:
+            ct.head, ct.spread, ct.margin = True, probe.spread, probe.margin
+
+
+def _arrowhead(
+    ct: Contact, comps: dict[int, Comp], members: list[int], th: float, head: float, limit: float
+) -> bool:
+    """:func:`arrowhead` within one window; returns whether the window's ink spread to both
+    sides of the head's axis."""
     w = stroke_width(comps, members)
     R = head_radius(head, th, limit)
     xs_l, ys_l = [], []
@@ -80,7 +99,7 @@ def arrowhead(
         xs_l.append(xs + c.x0)
         ys_l.append(ys + c.y0)
     if not xs_l:
-        return
+        return True
     xs = np.concatenate(xs_l).astype(float)
     ys = np.concatenate(ys_l).astype(float)
     dx, dy = xs - ct.x, ys - ct.y
@@ -93,7 +112,7 @@ def arrowhead(
     ux, uy = vx / nv, vy / nv
     ct.out_dir = (ux, uy)
     if sel.sum() < 3:
-        return
+        return True
     # the head's own axis: from the contact through the middle of the window
     mid = (dd > 0.25 * R) & (dd <= 0.75 * R)
     if mid.sum() >= 3:
@@ -148,6 +167,7 @@ def arrowhead(
         ct.head,
     )
     ct.margin = float(min(1.0, abs(spread - need_spread) / need_spread))
+    return symmetric
 
 
 def slice_widths(along: np.ndarray, across: np.ndarray) -> np.ndarray:

@@ -99,7 +99,8 @@ class StrokeTopology:
         # 20: the head probe at an inline label's contact stops short of the piece's other end;
         # 21: only a bundle's branching is decided before the weakest head, the rest after it
         # as before; a contact on a container is never a fan's tail
-        return {"backend": "strokes", "version": 21}
+        # 22: a head whose window reaches round the line's corner is tested in half the window
+        return {"backend": "strokes", "version": 22}
 
     def trace(self, d: Diagram) -> None:
         """Fill ``d.strokes`` and ``d.edges``."""
