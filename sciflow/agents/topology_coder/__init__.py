@@ -47,10 +47,10 @@ Backend ``strokes`` (default), exact behaviour (``th`` = median OCR line height)
    across the stroke direction is at least ``max(2.5 w, w + 3)`` and the ink area at least
    ``1.15 w R`` or 1.25 x the ink of the next ``R`` px of the stroke (thin diagonal lines),
    and the spread reaches both sides of the head's axis (each side >= 25 %; a polyline
-   corner near the node spreads to one side only; such a one-sided window of 12 px or more
-   is tested again within ``R / 2``, where a head just before the corner shows) (``w``: the length-weighted median stroke
-   width, from the distance transform on the skeleton); this holds for filled, open and
-   chevron heads. The area bound uses
+   corner near the node spreads to one side only; such a one-sided window of 12 px or
+   more is tested again within ``R / 2``, where a head just before the corner shows)
+   (``w``: the length-weighted median stroke width, from the distance transform on the
+   skeleton); this holds for filled, open and chevron heads. The area bound uses
    ``min(R, L + 1)`` for ``R`` where ``L`` is the farthest window pixel (a stroke cut short by
    an edge label's mask). A contact on a shape without such a head is looked at again on
    the unmasked ink within ``R`` outside the node's interior (polygon eroded by ``w + 2``):
