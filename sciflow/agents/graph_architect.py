@@ -6,7 +6,8 @@ Backend ``default``, exact behaviour:
    edge attaches to. Nodes with an empty label are dropped with their edges.
 2. Duplicates merge: two nodes with the same case/space-folded label whose boxes overlap
    (IoU >= ``dup_iou``) are one node (the first in reading order is kept).
-3. Edges: self-loops and edges between two free-standing texts are dropped; parallel
+3. Edges: self-loops and edges between two free-standing texts are dropped (except a
+   block arrow's: a drawn flow symbol whose ends are read from its own shape); parallel
    edges between the same ordered pair are one edge
    (highest confidence; label and style of that edge, or the first non-empty label).
 4. Ids: ``n1..nK`` in reading order of node boxes (top-to-bottom by centre row, then
@@ -50,13 +51,15 @@ class DefaultArchitect:
         self.dup_iou = float(self.params.get("dup_iou", 0.3))
 
     def fingerprint(self) -> dict[str, Any]:
-        return {"backend": "default", "version": 2}  # 2: meta["free_texts"]
+        return {"backend": "default", "version": 3}  # 2: meta["free_texts"]; 3: block arrows join texts
 
     def build(self, d: Diagram) -> DiagramGraph:
         s = d.scale or 1.0
         kind = {n.id: n.kind for n in d.nodes}
-        # an arrow between two free-standing texts is not evidence of two components
-        edges = [e for e in d.edges if not (kind.get(e.source) == "text" and kind.get(e.target) == "text")]
+        # a line between two free-standing texts is not evidence of two components (a pointer
+        # from a caption or legend); a block arrow is: a drawn flow symbol, read from its own shape
+        edges = [e for e in d.edges
+                 if e.style == "block" or not (kind.get(e.source) == "text" and kind.get(e.target) == "text")]
         attached = {e.source for e in edges} | {e.target for e in edges}
         keep = [n for n in d.nodes if (not n.candidate or n.id in attached) and n.label.strip()]
 

@@ -11,6 +11,7 @@ import pytest
 
 from sciflow.agents.topology_coder import blocks
 from sciflow.agents.topology_coder.blocks import block_arrow
+from sciflow.agents.topology_coder.components import ink_components
 
 from .drawing import Canvas, edges_by_label, labels
 
@@ -81,3 +82,40 @@ def test_a_box_with_no_arrow_between_draws_no_edge(parser):
 def test_docstring_examples():
     assert doctest.testmod(blocks).failed == 0
 
+
+
+@pytest.mark.parametrize("gap", [26, 18])
+def test_free_text_stages_joined_by_block_arrows_form_chains(parser, gap):
+    # Unboxed labels stacked in columns with hollow block arrows between them (a pipeline
+    # drawn as "Stage -> Sharded Stage -> Executable"): the arrows' wide tails are no heads and
+    # the label between two arrows is not a line passing under text. At the smaller gap the
+    # label's mask cuts the arrow's outline open at its tail.
+    c = Canvas(710, 350)
+    for k in range(3):
+        cx = 125 + 230 * k
+        names = (f"Stage {k + 1}", f"Sharded Stage {k + 1}", f"Executable {k + 1}")
+        for y, name in zip((40, 170, 300), names, strict=True):
+            c.text(name, cx, y, size=22)
+        for ya, yb, fill in ((40, 170, "#dde6f4"), (170, 300, "#f7efc8")):
+            c.d.polygon(arrow_polygon(cx, ya + gap, cx, yb - gap), outline="#555555", fill=fill, width=2)
+    g = parser(c.array()).graph
+    assert edges_by_label(g) == {
+        (f"{a} {k}", f"{b} {k}")
+        for k in (1, 2, 3)
+        for a, b in (("stage", "sharded stage"), ("sharded stage", "executable"))
+    }
+
+
+def test_an_outline_with_a_line_hanging_off_it_is_no_block_arrow():
+    # The silhouette of a connector tree whose lines enclose a region can read as an arrow;
+    # what tells it from a drawn arrow is the line hanging off the loop (a closed outline has
+    # none longer than a few px).
+    outline = _mask(arrow_polygon(30, 60, 170, 60))
+    img = np.zeros((120, 200), np.uint8)
+    img[outline] = 1
+    _, comps = ink_components(img)
+    assert sorted(blocks.block_pieces(comps, th=20.0)) == [1]
+    cv2.line(img, (32, 60), (80, 60), 1, 2)                    # a line inside, off the tail's side
+    _, comps = ink_components(img)
+    assert blocks.block_arrow(comps[1].mask) is not None      # the silhouette alone still passes
+    assert blocks.block_pieces(comps, th=20.0) == {}

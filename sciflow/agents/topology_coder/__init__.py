@@ -88,10 +88,12 @@ Backend ``strokes`` (default), exact behaviour (``th`` = median OCR line height)
    differ by at most 1.5x, else the wider one is the only head; no head -> an edge only when
    one end is an operator that already has an outgoing (resp. incoming) headed edge, in
    which case the line flows into (resp. out of) the operator; otherwise nothing.
-5b. Block arrows (:mod:`.blocks`): a one-piece connector that gave no edge and whose
-   silhouette reads as an arrow (a shaft at least ``max(6, 0.3 th)`` px wide, a wider head
-   narrowing to a tip) joins the node a ray from its tail meets to the node a ray from its
-   tip meets, each within ``block_reach`` (3) text heights or the arrow's length.
+5b. Block arrows (:mod:`.blocks`): an ink piece whose silhouette reads as an arrow (a
+   shaft at least ``max(6, 0.3 th)`` px wide, a wider head narrowing to a tip) is taken
+   out before step 2 joins pieces (its wide tail would read as a head, and a bridge through
+   a free-text label between two stacked block arrows would make one double-headed
+   connector); it joins the node a ray from its tail meets to the node a ray from its tip
+   meets, each within ``block_reach`` (3) text heights or the arrow's length.
 6. Edge confidence = ``0.6 + 0.4 x`` the head's evidence margin, times 0.9 for dashed or
    dotted connectors. Free text labels that are not edge ends and lie within
    ``label_dist * th`` of exactly one connector with exactly one edge become its label. Hyphens at

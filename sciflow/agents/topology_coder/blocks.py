@@ -7,10 +7,14 @@ between them), so the edge was lost. What marks one in the image is its silhouet
 long axis it is as wide as a shaft over one part of its length, then wider, then narrows to a
 point; the point is the head.
 
-Exact behaviour (step 5b of :mod:`sciflow.agents.topology_coder`), on every connector of
-one piece that gave no edge as a stroke (its tip may touch a node, its tail seldom does):
+Exact behaviour (step 5b of :mod:`sciflow.agents.topology_coder`), on every ink piece
+drawn as an outline, before step 2 joins pieces (such a piece read as a block arrow is
+no stroke: it takes part in no bridge and has no contacts), and on every filled one-piece
+connector that gave no edge as a stroke (a thick line with a filled head has a block arrow's
+silhouette, so a filled one is traced as a stroke first). Its tip may touch a node, its tail
+seldom does:
 
-1. The silhouette is the piece with its holes filled; its long axis the principal axis of its
+1. The silhouette is the piece with its holes filled. Its long axis is the principal axis of its
    pixels, its length ``L`` their extent along it, at least ``min_len`` (1) and at most
    ``max_len`` (15) text heights. The width profile is the extent across the axis of each
    1 px slice along it.
@@ -21,7 +25,12 @@ one piece that gave no edge as a stroke (its tip may touch a node, its tail seld
    again by more than 15 % of ``W``. Either end may be the tail; a silhouette that passes
    from both ends is no arrow (a double arrow is left to the stroke tracer). The shaft is at
    least ``max(6, min_shaft x th)`` px wide (``min_shaft`` 0.3): a line with a filled head has
-   the same profile, on a shaft as thin as its stroke.
+   the same profile, on a shaft as thin as its stroke. A piece whose pen is at most half the
+   shaft's width is an outline and must be closed: every skeleton branch longer than
+   ``max(6, 2 x pen)`` px hanging off it ends at its tail or tip, where a mask may have cut
+   it open (within ``shaft / 2 + 2 pen`` of the tail point, ``max(shaft / 2, 3 pen)`` of the
+   tip point; at most four such ends); the lines of a connector tree that enclose a region
+   hang off it elsewhere.
 3. From the tip a ray runs on along the axis and from the tail back along it, up to
    ``reach`` (3) text heights or the arrow's length if longer; the first node candidate
    each ray comes within the contact radius of is that end's node. An edge joins the tail's
@@ -177,9 +186,65 @@ def ray_target(start: tuple[float, float], d: tuple[float, float], reach: float,
     return None
 
 
+def block_pieces(
+    comps: dict,
+    th: float,
+    *,
+    min_len: float = 1.0,
+    max_len: float = 15.0,
+    min_shaft: float = 0.3,
+    outlined: bool = False,
+) -> dict[int, BlockArrow]:
+    """The pieces of ``comps`` (index -> :class:`~.components.Comp`) that are block arrows
+    (steps 1-2 of the module docstring, with the length and shaft bounds), by index; with
+    ``outlined`` only those drawn as an outline (a pen at most half the shaft's width).
+
+    >>> from sciflow.agents.topology_coder.components import ink_components
+    >>> img = np.zeros((100, 90), np.uint8)
+    >>> poly = np.array([[5, 15], [50, 15], [50, 5], [75, 20], [50, 35], [50, 25], [5, 25]], np.int32)
+    >>> _ = cv2.fillPoly(img, [poly], 1)                        # a filled block arrow
+    >>> _ = cv2.polylines(img, [poly + [0, 50]], True, 1, 1)    # the same drawn as an outline
+    >>> img[90:93, 5:75] = 1                                    # a plain line: no block arrow
+    >>> _, comps = ink_components(img)
+    >>> sorted(block_pieces(comps, th=20.0)), sorted(block_pieces(comps, th=20.0, outlined=True))
+    ([1, 2], [2])
+    """
+    out: dict[int, BlockArrow] = {}
+    for i in sorted(comps):
+        c = comps[i]
+        hh, ww = c.mask.shape
+        if max(hh, ww) < min_len * th or max(hh, ww) > max_len * th * 1.5:
+            continue
+        a = block_arrow(c.mask, c.x0, c.y0)
+        if a is None or not (min_len * th <= a.length <= max_len * th) or a.shaft < max(6.0, min_shaft * th):
+            continue
+        if c.width <= 0.5 * a.shaft:  # an outline: its pen is much thinner than the shaft
+            if not _closed_outline(c, a):
+                continue
+        elif outlined:
+            continue
+        out[i] = a
+    return out
+
+
+def _closed_outline(c, a: BlockArrow) -> bool:
+    """Whether outline piece ``c`` draws arrow ``a``'s closed contour: every skeleton branch
+    longer than ``max(6, 2 x pen)`` px that hangs off it ends where a node's or a label's
+    mask may have cut the outline open, within ``shaft / 2 + 2 pen`` of the tail point or
+    ``max(shaft / 2, 3 pen)`` of the tip point, and there are at most four such ends. A fan
+    of connectors whose lines enclose a region has long dangling lines elsewhere (to its
+    heads, along its sides)."""
+    pen = max(1.0, c.width)
+    loose = [(x, y) for (x, y, _, _), sp in zip(c.ends, c.spurs, strict=True) if sp > max(6.0, 2.0 * pen)]
+    if len(loose) > 4:
+        return False
+    near_tail, near_tip = a.shaft / 2 + 2 * pen, max(a.shaft / 2, 3 * pen)
+    return all(math.hypot(x - a.tail[0], y - a.tail[1]) <= near_tail
+               or math.hypot(x - a.tip[0], y - a.tip[1]) <= near_tip for x, y in loose)
+
+
 def block_edges(
-    groups: dict[int, list[int]],
-    traced: set[int],
+    blocks: dict[int, BlockArrow],
     comps: dict,
     dist: np.ndarray,
     nearest: np.ndarray,
@@ -187,26 +252,14 @@ def block_edges(
     th: float,
     r_contact: float,
     *,
-    min_len: float = 1.0,
-    max_len: float = 15.0,
-    min_shaft: float = 0.3,
     reach: float = 3.0,
 ) -> list[EdgeEvidence]:
-    """Step 3 of the module docstring over every one-piece connector that gave no edge when
-    traced as a stroke (``groups``: connector -> its pieces; ``traced``: the connectors that
-    gave an edge)."""
+    """Step 3 of the module docstring over every block arrow ``blocks`` (piece index ->
+    :class:`BlockArrow`, from :func:`block_pieces`; ``comps``: the pieces by index)."""
     out: list[EdgeEvidence] = []
-    for g in sorted(groups):
-        members = groups[g]
-        if g in traced or len(members) != 1:
-            continue
-        c = comps[members[0]]
+    for i in sorted(blocks):
+        a, c = blocks[i], comps[i]
         hh, ww = c.mask.shape
-        if max(hh, ww) < min_len * th or max(hh, ww) > max_len * th * 1.5:
-            continue
-        a = block_arrow(c.mask, c.x0, c.y0)
-        if a is None or not (min_len * th <= a.length <= max_len * th) or a.shaft < max(6.0, min_shaft * th):
-            continue
         skip = np.zeros(dist.shape, bool)
         skip[c.y0:c.y0 + hh, c.x0:c.x0 + ww] = _filled(c.mask)
         far = max(reach * th, a.length)

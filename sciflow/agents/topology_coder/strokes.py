@@ -27,7 +27,7 @@ from sciflow.agents.topology_coder.attach import (
     passes_text,
     shapes_win,
 )
-from sciflow.agents.topology_coder.blocks import block_edges
+from sciflow.agents.topology_coder.blocks import block_edges, block_pieces
 from sciflow.agents.topology_coder.components import Comp, ink_components, union_find
 from sciflow.agents.topology_coder.dashes import bridge_dashes
 from sciflow.agents.topology_coder.edges import connector_edges, plain_to_operators
@@ -100,7 +100,8 @@ class StrokeTopology:
         # 21: only a bundle's branching is decided before the weakest head, the rest after it
         # as before; a contact on a container is never a fan's tail
         # 22: a head whose window reaches round the line's corner is tested in half the window
-        return {"backend": "strokes", "version": 22}
+        # 23: block arrows are taken out before pieces are joined (no bridge, no contacts)
+        return {"backend": "strokes", "version": 23}
 
     def trace(self, d: Diagram) -> None:
         """Fill ``d.strokes`` and ``d.edges``."""
@@ -110,7 +111,12 @@ class StrokeTopology:
         k = 2 * (self.node_pad + 3) + 1
         near_frame = cv2.dilate((band > 0).astype(np.uint8), np.ones((k, k), np.uint8)) > 0
         labels, comps = ink_components(ink)
-        if not comps:
+        # step 5b's outlined block arrows are no strokes: out before any piece is joined or attached
+        blocks = block_pieces(comps, th, outlined=True) if self.block_reach > 0 else {}
+        block_comps = {i: comps.pop(i) for i in blocks}
+        if blocks:
+            labels = np.where(np.isin(labels, list(blocks)), 0, labels)
+        if not comps and not blocks:
             d.strokes, d.edges = [], []
             return
         # distance to / identity of the nearest target pixel
@@ -193,9 +199,14 @@ class StrokeTopology:
             edges.extend(connector_edges(cts, targets, style, sid, reach))
         edges = plain_to_operators(strokes, edges, targets)
         edge_labels(edges, labels, groups, gid_of_stroke, self.label_dist, th, targets)
-        if self.block_reach > 0:  # step 5b: block arrows, closed shapes between the boxes they join
+        # step 5b: block arrows, closed shapes between the boxes they join (a filled one only
+        # where its piece gave no edge as a stroke)
+        if self.block_reach > 0:
             traced = {gid_of_stroke[e.stroke_id] for e in edges if e.stroke_id is not None}
-            edges += block_edges(groups, traced, comps, dist, nearest, targets, th, r_contact, reach=self.block_reach)
+            untraced = {ms[0]: comps[ms[0]] for g, ms in groups.items() if g not in traced and len(ms) == 1}
+            blocks.update(block_pieces(untraced, th))
+            block_comps.update(untraced)
+            edges += block_edges(blocks, block_comps, dist, nearest, targets, th, r_contact, reach=self.block_reach)
         d.strokes = strokes
         d.edges = edges
         d.evidence.setdefault("topology_coder", {})["bridges"] = [tuple(round(v, 1) for v in b) for b in bridges]
