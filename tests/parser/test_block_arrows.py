@@ -84,20 +84,24 @@ def test_docstring_examples():
 
 
 
-@pytest.mark.parametrize("gap", [26, 18])
-def test_free_text_stages_joined_by_block_arrows_form_chains(parser, gap):
-    # Unboxed labels stacked in columns with hollow block arrows between them (a pipeline
-    # drawn as "Stage -> Sharded Stage -> Executable"): the arrows' wide tails are no heads and
-    # the label between two arrows is not a line passing under text. At the smaller gap the
-    # label's mask cuts the arrow's outline open at its tail.
+@pytest.mark.parametrize(("gap", "fill", "outline"), [
+    (26, "#dde6f4", "#555555"), (18, "#dde6f4", "#555555"),   # outlined, pale fill
+    (26, "#555555", "#555555"), (18, "#f4c27a", "#f4c27a"),   # filled, dark and light
+])
+def test_free_text_stages_joined_by_block_arrows_form_chains(parser, gap, fill, outline):
+    # Unboxed labels stacked in columns with block arrows between them (a pipeline drawn as
+    # "Stage -> Sharded Stage -> Executable"): the arrows' wide tails are no heads, the label
+    # between two arrows is not a line passing under text, and the arrow behind a filled one
+    # is no thick dashed line it ends. At the smaller gap the label's mask cuts an outline
+    # open at its tail.
     c = Canvas(710, 350)
     for k in range(3):
         cx = 125 + 230 * k
         names = (f"Stage {k + 1}", f"Sharded Stage {k + 1}", f"Executable {k + 1}")
         for y, name in zip((40, 170, 300), names, strict=True):
             c.text(name, cx, y, size=22)
-        for ya, yb, fill in ((40, 170, "#dde6f4"), (170, 300, "#f7efc8")):
-            c.d.polygon(arrow_polygon(cx, ya + gap, cx, yb - gap), outline="#555555", fill=fill, width=2)
+        for ya, yb in ((40, 170), (170, 300)):
+            c.d.polygon(arrow_polygon(cx, ya + gap, cx, yb - gap), outline=outline, fill=fill, width=2)
     g = parser(c.array()).graph
     assert edges_by_label(g) == {
         (f"{a} {k}", f"{b} {k}")

@@ -8,11 +8,11 @@ long axis it is as wide as a shaft over one part of its length, then wider, then
 point; the point is the head.
 
 Exact behaviour (step 5b of :mod:`sciflow.agents.topology_coder`), on every ink piece
-drawn as an outline, before step 2 joins pieces (such a piece read as a block arrow is
-no stroke: it takes part in no bridge and has no contacts), and on every filled one-piece
-connector that gave no edge as a stroke (a thick line with a filled head has a block arrow's
-silhouette, so a filled one is traced as a stroke first). Its tip may touch a node, its tail
-seldom does:
+before step 2 joins pieces (a piece read as a block arrow is no stroke: it takes part in no
+bridge and has no contacts), except a filled one with a piece as thick as its shaft behind
+its tail (the last dash of a thick dashed line with its head, :func:`continues_behind`);
+those, and every one-piece connector that gave no edge as a stroke, are tested again after
+tracing. Its tip may touch a node, its tail seldom does:
 
 1. The silhouette is the piece with its holes filled. Its long axis is the principal axis of its
    pixels, its length ``L`` their extent along it, at least ``min_len`` (1) and at most
@@ -40,6 +40,7 @@ seldom does:
 from __future__ import annotations
 
 import math
+from collections.abc import Container
 from dataclasses import dataclass
 
 import cv2
@@ -241,6 +242,33 @@ def _closed_outline(c, a: BlockArrow) -> bool:
     near_tail, near_tip = a.shaft / 2 + 2 * pen, max(a.shaft / 2, 3 * pen)
     return all(math.hypot(x - a.tail[0], y - a.tail[1]) <= near_tail
                or math.hypot(x - a.tip[0], y - a.tip[1]) <= near_tip for x, y in loose)
+
+
+def continues_behind(a: BlockArrow, idx: int, labels: np.ndarray, comps: dict, arrows: Container[int] = ()) -> bool:
+    """Whether a piece as thick as arrow ``a``'s shaft, and no other block arrow (``arrows``),
+    lies behind its tail, within 5 shaft widths along its axis (``labels``: the piece label
+    image; ``idx``: the arrow's piece): the last dash of a thick dashed line with its head,
+    not a block arrow standing alone.
+
+    >>> from sciflow.agents.topology_coder.components import ink_components
+    >>> img = np.zeros((40, 160), np.uint8)
+    >>> poly = np.array([[75, 15], [120, 15], [120, 5], [145, 20], [120, 35], [120, 25], [75, 25]], np.int32)
+    >>> _ = cv2.fillPoly(img, [poly], 1)
+    >>> labels, comps = ink_components(img)
+    >>> a = block_arrow(comps[1].mask, comps[1].x0, comps[1].y0)
+    >>> continues_behind(a, 1, labels, comps)
+    False
+    >>> img[15:26, 10:60] = 1                                   # the dash before it
+    >>> labels, comps = ink_components(img)                    # (the arrow is still piece 1)
+    >>> continues_behind(a, 1, labels, comps)
+    True
+    """
+    from sciflow.agents.topology_coder.dashes import ray_hit  # noqa: PLC0415
+
+    back = (-a.direction[0], -a.direction[1])
+    hit = ray_hit(labels, comps, a.tail[0], a.tail[1], back[0], back[1], 5.0 * a.shaft,
+                  lambda j: j == idx or j not in comps or j in arrows)
+    return hit is not None and comps[hit[0]].width >= 0.5 * a.shaft
 
 
 def block_edges(

@@ -27,7 +27,7 @@ from sciflow.agents.topology_coder.attach import (
     passes_text,
     shapes_win,
 )
-from sciflow.agents.topology_coder.blocks import block_edges, block_pieces
+from sciflow.agents.topology_coder.blocks import block_edges, block_pieces, continues_behind
 from sciflow.agents.topology_coder.components import Comp, ink_components, union_find
 from sciflow.agents.topology_coder.dashes import bridge_dashes
 from sciflow.agents.topology_coder.edges import connector_edges, plain_to_operators
@@ -100,7 +100,8 @@ class StrokeTopology:
         # 21: only a bundle's branching is decided before the weakest head, the rest after it
         # as before; a contact on a container is never a fan's tail
         # 22: a head whose window reaches round the line's corner is tested in half the window
-        # 23: block arrows are taken out before pieces are joined (no bridge, no contacts)
+        # 23: block arrows are taken out before pieces are joined (no bridge, no contacts),
+        # except a thick dashed line's last dash with its head
         return {"backend": "strokes", "version": 23}
 
     def trace(self, d: Diagram) -> None:
@@ -111,8 +112,10 @@ class StrokeTopology:
         k = 2 * (self.node_pad + 3) + 1
         near_frame = cv2.dilate((band > 0).astype(np.uint8), np.ones((k, k), np.uint8)) > 0
         labels, comps = ink_components(ink)
-        # step 5b's outlined block arrows are no strokes: out before any piece is joined or attached
-        blocks = block_pieces(comps, th, outlined=True) if self.block_reach > 0 else {}
+        # step 5b's block arrows are no strokes: out before any piece is joined or attached (but
+        # a thick dashed line's last dash with its head has the same silhouette)
+        blocks = block_pieces(comps, th) if self.block_reach > 0 else {}
+        blocks = {i: a for i, a in blocks.items() if not continues_behind(a, i, labels, comps, blocks)}
         block_comps = {i: comps.pop(i) for i in blocks}
         if blocks:
             labels = np.where(np.isin(labels, list(blocks)), 0, labels)
