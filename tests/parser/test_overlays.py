@@ -121,3 +121,23 @@ def test_every_overlay_has_a_title_band_and_the_agents_legend(parser, tmp_path):
 
     for _meaning, color in TopologyCoder.overlay_legend:
         assert (np.abs(band.astype(int) - np.array(color)).max(axis=2) == 0).sum() >= 100
+
+
+def test_the_topology_overlay_draws_each_block_arrow_from_tail_to_tip(parser, tmp_path):
+    from .test_block_arrows import arrow_polygon
+
+    c = Canvas(560, 160)
+    c.box("Encoder", 30, 55, w=150)
+    c.box("Decoder", 380, 55, w=150)
+    c.d.polygon(arrow_polygon(200, 80, 360, 80), outline="#444444", fill="white", width=2)
+    parser(c.array(), item_id="toy", debug_dir=tmp_path)
+    step = list(parser.agents).index("topology_coder") + 1
+    topo = cv2.imread(str(tmp_path / f"toy.{step}_topology_coder.png"))[:, :, ::-1]
+    body = topo[overlay.TITLE_BAND:].astype(int)
+    purple = (np.abs(body - np.array(overlay.PURPLE)).max(axis=2) == 0)
+    ys, xs = np.nonzero(purple)
+    assert xs.size > 0
+    # along the arrow's axis, from near its tail to near its tip (in working-size pixels)
+    work, scale = fit_working_size(c.array(), max_side=parser.max_side, min_side=parser.min_side)
+    assert abs(np.median(ys) - 80 * scale) <= 4 * scale
+    assert xs.min() <= 210 * scale and xs.max() >= 350 * scale

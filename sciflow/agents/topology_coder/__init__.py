@@ -111,7 +111,7 @@ import cv2
 import numpy as np
 
 from sciflow.agents.diagram import Diagram
-from sciflow.agents.overlay import BLUE, GREEN, ORANGE, RED, centre_arrow
+from sciflow.agents.overlay import BLUE, GREEN, ORANGE, PURPLE, RED, centre_arrow
 from sciflow.agents.registry import AGENTS, BackendAgent, Registry
 from sciflow.agents.topology_coder.strokes import StrokeTopology
 
@@ -129,6 +129,7 @@ class TopologyCoder(BackendAgent):
         ("contact with a head", RED),
         ("contact without a head", BLUE),
         ("gap bridged (dash, frame crossing, label)", GREEN),
+        ("block arrow", PURPLE),
         ("edge", ORANGE),
     )
 
@@ -143,10 +144,14 @@ class TopologyCoder(BackendAgent):
 
     def draw_overlay(self, diagram: Diagram, canvas: np.ndarray) -> None:
         """Contacts as dots (red: with a head, blue: without), every gap the tracer bridged
-        (dash gaps, frame crossings, lines through labels) as a green line, and each edge as
-        an orange arrow between its nodes' box centres."""
-        for x0, y0, x1, y1 in diagram.evidence.get("topology_coder", {}).get("bridges", []):
+        (dash gaps, frame crossings, lines through labels) as a green line, every block arrow
+        read as a purple arrow from its tail to its tip, and each edge as an orange arrow
+        between its nodes' box centres."""
+        ev = diagram.evidence.get("topology_coder", {})
+        for x0, y0, x1, y1 in ev.get("bridges", []):
             cv2.line(canvas, (int(x0), int(y0)), (int(x1), int(y1)), GREEN, 3)
+        for x0, y0, x1, y1 in ev.get("block_arrows", []):
+            cv2.arrowedLine(canvas, (int(x0), int(y0)), (int(x1), int(y1)), PURPLE, 3, tipLength=0.3)
         for s in diagram.strokes:
             for _nid, x, y, head in s.contacts:
                 cv2.circle(canvas, (int(x), int(y)), 4, RED if head else BLUE, -1)

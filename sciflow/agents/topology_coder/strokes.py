@@ -212,7 +212,10 @@ class StrokeTopology:
             edges += block_edges(blocks, block_comps, dist, nearest, targets, th, r_contact, reach=self.block_reach)
         d.strokes = strokes
         d.edges = edges
-        d.evidence.setdefault("topology_coder", {})["bridges"] = [tuple(round(v, 1) for v in b) for b in bridges]
+        ev = d.evidence.setdefault("topology_coder", {})
+        ev["bridges"] = [tuple(round(v, 1) for v in b) for b in bridges]
+        # every block arrow read, tail to tip (for the debug overlay)
+        ev["block_arrows"] = [tuple(round(v, 1) for v in (*blocks[i].tail, *blocks[i].tip)) for i in sorted(blocks)]
         d.nodes = list(targets)  # inline label boxes bridged in step 3c are free text now
 
     def _read_heads(
