@@ -92,8 +92,12 @@ Backend ``strokes`` (default), exact behaviour (``th`` = median OCR line height)
    shaft at least ``max(6, 0.3 th)`` px wide, a wider head narrowing to a tip) is taken
    out before step 2 joins pieces (its wide tail would read as a head, and a bridge through
    a free-text label between two stacked block arrows would make one double-headed
-   connector); it joins the node a ray from its tail meets to the node a ray from its tip
-   meets, each within ``block_reach`` (3) text heights or the arrow's length.
+   connector), unless it is filled and a piece as thick as its shaft lies behind its tail
+   (a thick dashed line's last dash with its head); such pieces, and one-piece connectors
+   that gave no edge, are tested again after tracing. An outline must be closed (no long
+   skeleton branch hangs off it except where a mask cut it open at its tail or tip). A block
+   arrow joins the node a ray from its tail meets to the node a ray from its tip meets, each
+   within ``block_reach`` (3) text heights or the arrow's length.
 6. Edge confidence = ``0.6 + 0.4 x`` the head's evidence margin, times 0.9 for dashed or
    dotted connectors. Free text labels that are not edge ends and lie within
    ``label_dist * th`` of exactly one connector with exactly one edge become its label. Hyphens at

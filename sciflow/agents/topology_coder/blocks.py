@@ -194,11 +194,9 @@ def block_pieces(
     min_len: float = 1.0,
     max_len: float = 15.0,
     min_shaft: float = 0.3,
-    outlined: bool = False,
 ) -> dict[int, BlockArrow]:
     """The pieces of ``comps`` (index -> :class:`~.components.Comp`) that are block arrows
-    (steps 1-2 of the module docstring, with the length and shaft bounds), by index; with
-    ``outlined`` only those drawn as an outline (a pen at most half the shaft's width).
+    (steps 1-2 of the module docstring, with the length and shaft bounds), by index.
 
     >>> from sciflow.agents.topology_coder.components import ink_components
     >>> img = np.zeros((100, 90), np.uint8)
@@ -207,8 +205,8 @@ def block_pieces(
     >>> _ = cv2.polylines(img, [poly + [0, 50]], True, 1, 1)    # the same drawn as an outline
     >>> img[90:93, 5:75] = 1                                    # a plain line: no block arrow
     >>> _, comps = ink_components(img)
-    >>> sorted(block_pieces(comps, th=20.0)), sorted(block_pieces(comps, th=20.0, outlined=True))
-    ([1, 2], [2])
+    >>> sorted(block_pieces(comps, th=20.0))
+    [1, 2]
     """
     out: dict[int, BlockArrow] = {}
     for i in sorted(comps):
@@ -219,10 +217,7 @@ def block_pieces(
         a = block_arrow(c.mask, c.x0, c.y0)
         if a is None or not (min_len * th <= a.length <= max_len * th) or a.shaft < max(6.0, min_shaft * th):
             continue
-        if c.width <= 0.5 * a.shaft:  # an outline: its pen is much thinner than the shaft
-            if not _closed_outline(c, a):
-                continue
-        elif outlined:
+        if c.width <= 0.5 * a.shaft and not _closed_outline(c, a):  # an outline (pen << shaft)
             continue
         out[i] = a
     return out

@@ -13,8 +13,8 @@ widest 1 px slice across the head's axis is at least ``max(1.8 s, s + 3)`` (and 
 x the usual spread bound) and it spreads to both sides, ``s`` the median slice width of the
 stroke's own shaft one window further on (:func:`slice_widths`). A window whose ink spreads
 to one side only (the line turns a corner within it, a curve bending just before its node) and
-is at least 12 px is tested again within half its radius, and a head found there counts. A contact on a shape without
-such a head is looked at again on the unmasked ink (:func:`hidden_head`); a Layout Detector's
+is at least 12 px is tested again within half its radius, and a head found there counts. A
+contact on a shape without such a head is looked at again on the unmasked ink (:func:`hidden_head`); a Layout Detector's
 arrowheads are fused in (:func:`detected_head`); two heads on a two-contact connector are both
 kept only when they look alike (:func:`double_heads`); a short two-contact connector with no
 head is read by comparing its two ends (:func:`compare_ends`).

@@ -202,8 +202,8 @@ class StrokeTopology:
             edges.extend(connector_edges(cts, targets, style, sid, reach))
         edges = plain_to_operators(strokes, edges, targets)
         edge_labels(edges, labels, groups, gid_of_stroke, self.label_dist, th, targets)
-        # step 5b: block arrows, closed shapes between the boxes they join (a filled one only
-        # where its piece gave no edge as a stroke)
+        # step 5b: block arrows, closed shapes between the boxes they join; pieces left to
+        # tracing (a filled arrow with a thick piece behind it) count where they gave no edge
         if self.block_reach > 0:
             traced = {gid_of_stroke[e.stroke_id] for e in edges if e.stroke_id is not None}
             untraced = {ms[0]: comps[ms[0]] for g, ms in groups.items() if g not in traced and len(ms) == 1}
