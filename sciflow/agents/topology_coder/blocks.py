@@ -47,6 +47,8 @@ import cv2
 import numpy as np
 
 from sciflow.agents.diagram import EdgeEvidence
+from sciflow.agents.topology_coder.components import Comp
+from sciflow.agents.topology_coder.dashes import ray_hit
 
 
 @dataclass(frozen=True)
@@ -188,7 +190,7 @@ def ray_target(start: tuple[float, float], d: tuple[float, float], reach: float,
 
 
 def block_pieces(
-    comps: dict,
+    comps: dict[int, Comp],
     th: float,
     *,
     min_len: float = 1.0,
@@ -223,7 +225,7 @@ def block_pieces(
     return out
 
 
-def _closed_outline(c, a: BlockArrow) -> bool:
+def _closed_outline(c: Comp, a: BlockArrow) -> bool:
     """Whether outline piece ``c`` draws arrow ``a``'s closed contour: every skeleton branch
     longer than ``max(6, 2 x pen)`` px that hangs off it ends where a node's or a label's
     mask may have cut the outline open, within ``shaft / 2 + 2 pen`` of the tail point or
@@ -239,7 +241,9 @@ def _closed_outline(c, a: BlockArrow) -> bool:
                or math.hypot(x - a.tip[0], y - a.tip[1]) <= near_tip for x, y in loose)
 
 
-def continues_behind(a: BlockArrow, idx: int, labels: np.ndarray, comps: dict, arrows: Container[int] = ()) -> bool:
+def continues_behind(
+    a: BlockArrow, idx: int, labels: np.ndarray, comps: dict[int, Comp], arrows: Container[int] = ()
+) -> bool:
     """Whether a piece as thick as arrow ``a``'s shaft, and no other block arrow (``arrows``),
     lies behind its tail, within 5 shaft widths along its axis (``labels``: the piece label
     image; ``idx``: the arrow's piece): the last dash of a thick dashed line with its head,
@@ -258,8 +262,6 @@ def continues_behind(a: BlockArrow, idx: int, labels: np.ndarray, comps: dict, a
     >>> continues_behind(a, 1, labels, comps)
     True
     """
-    from sciflow.agents.topology_coder.dashes import ray_hit  # noqa: PLC0415
-
     back = (-a.direction[0], -a.direction[1])
     hit = ray_hit(labels, comps, a.tail[0], a.tail[1], back[0], back[1], 5.0 * a.shaft,
                   lambda j: j == idx or j not in comps or j in arrows)
