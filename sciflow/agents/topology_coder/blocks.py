@@ -270,7 +270,7 @@ def continues_behind(
 
 def block_edges(
     blocks: dict[int, BlockArrow],
-    comps: dict,
+    comps: dict[int, Comp],
     dist: np.ndarray,
     nearest: np.ndarray,
     targets: list,
