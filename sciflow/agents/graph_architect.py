@@ -4,6 +4,8 @@ Backend ``default``, exact behaviour:
 
 1. Nodes: every non-candidate node, plus candidate nodes (free text, containers) that an
    edge attaches to. Nodes with an empty label are dropped with their edges.
+   A titled container node's items (nodes inside it at any depth) are its content and are
+   dropped when no edge attaches to any of them (:func:`container_content`).
 2. Duplicates merge: two nodes with the same case/space-folded label whose boxes overlap
    (IoU >= ``dup_iou``) are one node (the first in reading order is kept).
 3. Edges: self-loops and edges between two free-standing texts are dropped (except a
@@ -51,7 +53,8 @@ class DefaultArchitect:
         self.dup_iou = float(self.params.get("dup_iou", 0.3))
 
     def fingerprint(self) -> dict[str, Any]:
-        return {"backend": "default", "version": 3}  # 2: meta["free_texts"]; 3: block arrows join texts
+        # 2: meta["free_texts"]; 3: block arrows join texts; 4: a container node's content
+        return {"backend": "default", "version": 4}
 
     def build(self, d: Diagram) -> DiagramGraph:
         s = d.scale or 1.0
@@ -61,7 +64,9 @@ class DefaultArchitect:
         edges = [e for e in d.edges
                  if e.style == "block" or not (kind.get(e.source) == "text" and kind.get(e.target) == "text")]
         attached = {e.source for e in edges} | {e.target for e in edges}
-        keep = [n for n in d.nodes if (not n.candidate or n.id in attached) and n.label.strip()]
+        content = container_content(d, attached)
+        keep = [n for n in d.nodes
+                if (not n.candidate or n.id in attached) and n.label.strip() and n.id not in content]
 
         def order_key(n: Any) -> tuple[float, float]:
             return (round((n.bbox[1] + n.bbox[3]) / 2 / max(d.text_height(), 1.0)), (n.bbox[0] + n.bbox[2]) / 2)
@@ -126,6 +131,50 @@ class DefaultArchitect:
             meta={"parser": "sciflow", "scale": round(s, 6), "free_texts": _free_texts(d, keep, edges)},
         )
         return g
+
+
+def container_content(d: Diagram, attached: set[str]) -> set[str]:
+    """Ids of the nodes that are a container node's content, not components.
+
+    A titled container that an edge attaches to is a node (named by its title); the items
+    drawn inside it, nested at any depth, are its content when no edge attaches to any of
+    them one by one (a card listing "search", "math", "llm" under "Tools"). Where any item
+    inside has an edge, the container is a group of components and every item stays.
+
+    >>> from sciflow.agents.diagram import GroundedNode as N, GroupEvidence as G
+    >>> d = Diagram(image=np.zeros((1, 1, 3), np.uint8))
+    >>> d.nodes = [N("g1", "Tools", (0, 0, 9, 9), "container", 1.0, (), True),
+    ...            N("s1", "search", (1, 1, 8, 4), "rect", 1.0, (), group="g1"),
+    ...            N("s2", "math", (1, 5, 8, 8), "rect", 1.0, (), group="g1")]
+    >>> d.groups = [G("g1", "Tools", (0, 0, 9, 9))]
+    >>> sorted(container_content(d, {"g1", "s0"}))
+    ['s1', 's2']
+    >>> sorted(container_content(d, {"g1", "s2"}))   # an item with its own edge: a group
+    []
+    >>> sorted(container_content(d, {"s0"}))         # the container is no node: items stay
+    []
+    """
+    parent = {g.id: g.parent for g in d.groups}
+
+    def holders(n: Any) -> set[str]:
+        out: set[str] = set()
+        g = n.group
+        while g is not None and g not in out:
+            out.add(g)
+            g = parent.get(g)
+        return out
+
+    inside: dict[str, list[str]] = {}
+    for n in d.nodes:
+        for g in holders(n):
+            inside.setdefault(g, []).append(n.id)
+    content: set[str] = set()
+    for c in d.nodes:
+        items = inside.get(c.id, [])
+        if c.kind == "container" and c.label.strip() and c.id in attached and items:
+            if not any(i in attached for i in items):
+                content.update(items)
+    return content
 
 
 def _free_texts(d: Diagram, kept_nodes: list[Any], edges: list[Edge]) -> list[str]:

@@ -11,8 +11,10 @@ over the sine of that angle (pieces in line along the outline are leftover dashe
 two frames run side by side and one masked stretch crosses both outlines, a contact on each,
 of different connectors, within the two half-bands plus two contact radii, whose pieces
 continue each other (within 30 degrees), are one stroke crossing both. A remaining
-end on a container outline goes to the node inside that container nearest to it (within
-``2.5 th``), else stays on a titled container, else is dropped.
+end on a container outline whose stroke leaves it outward stays on a titled container
+unless a node inside lies at the frame there; a stroke leaving it inward (a panel's port) or
+one on an untitled container goes to the node inside nearest to it (within ``2.5 th``), else
+is dropped (:func:`retarget_container_ends`).
 
 A stroke crossing the outline right beside a text (the container's title, or an edge label
 set against the outline) passes under the text too: a contact on the outline and one on a
@@ -177,14 +179,16 @@ def _opposite_sides(a: Contact, b: Contact, polygon: tuple[tuple[float, float], 
     # at a shallow angle leaves both its pieces nearly parallel to the outline
     if not all(_across_outline(polygon, c.x, c.y, *c.out_dir, min_angle=30.0) for c in (a, b)):
         return True
+    return _inward(a, polygon, reach) != _inward(b, polygon, reach)
+
+
+def _inward(c: Contact, polygon: tuple[tuple[float, float], ...], reach: float) -> bool:
+    """Whether the piece at contact ``c`` leaves the outline into the polygon: ``reach`` px
+    along its ``out_dir`` lies deeper inside (signed distance) than the contact."""
     poly = np.asarray(polygon, np.float32).reshape(-1, 1, 2)
-
-    def inward(c: Contact) -> bool:
-        here = cv2.pointPolygonTest(poly, (float(c.x), float(c.y)), True)
-        ahead = cv2.pointPolygonTest(poly, (float(c.x + reach * c.out_dir[0]), float(c.y + reach * c.out_dir[1])), True)
-        return ahead > here
-
-    return inward(a) != inward(b)
+    here = cv2.pointPolygonTest(poly, (float(c.x), float(c.y)), True)
+    ahead = cv2.pointPolygonTest(poly, (float(c.x + reach * c.out_dir[0]), float(c.y + reach * c.out_dir[1])), True)
+    return ahead > here
 
 
 def _across_outline(
@@ -212,10 +216,54 @@ def _across_outline(
     return abs(vx * side[1] - vy * side[0]) > math.sin(math.radians(min_angle))
 
 
-def retarget_container_ends(contacts: list[Contact], targets: list[GroundedNode], th: float) -> list[Contact]:
-    """A stroke ending on a container outline next to a node inside it (within ``2.5 th``)
-    is attributed to that node; an untitled container never becomes a node, so other
-    ends on an untitled container are dropped."""
+def _box_distance(b: tuple[float, ...], x: float, y: float) -> float:
+    """Distance from ``(x, y)`` to the box ``b``; 0 inside it."""
+    return math.hypot(max(b[0] - x, 0.0, x - b[2]), max(b[1] - y, 0.0, y - b[3]))
+
+
+def _frame_distance(b: tuple[float, ...], x: float, y: float) -> float:
+    """Distance from ``(x, y)`` to the border of the box ``b`` (from inside or outside)."""
+    if b[0] <= x <= b[2] and b[1] <= y <= b[3]:
+        return min(x - b[0], b[2] - x, y - b[1], b[3] - y)
+    return _box_distance(b, x, y)
+
+
+def retarget_container_ends(
+    contacts: list[Contact], targets: list[GroundedNode], th: float, reach: float
+) -> list[Contact]:
+    """Give a stroke end on a container outline to the container, or to the node inside it
+    that it was drawn to, or drop it. ``out_dir`` must be set (:func:`bridge_containers`).
+
+    A titled container is a node when a stroke from outside ends on its border (the
+    annotation protocol: an arrow to a container is an edge to the container, labelled by its
+    title). So an end whose piece leaves the outline outward (``reach`` px along it lies
+    outside, the piece crossing the outline at more than 30 degrees) stays on a titled
+    container, unless a node inside lies at the frame there: its box no more than
+    ``max(3, th / 4)`` px farther from the contact than the frame (a node drawn against the
+    container's side, which the stroke reaches through the frame). A stroke ending on a
+    titled card beside its listed items, with padding between the frame and the nearest
+    item, stays on the card. A piece that leaves the outline inward is drawn inside the
+    container from its border (a panel's input or output port): the container is no end of
+    it, so the end goes to the nearest node inside within ``2.5 th`` (the stroke's last
+    stretch was lost to the masks), else it is dropped. Any other end (an untitled
+    container, which never becomes a node, or a direction the outline does not tell) goes
+    to the nearest node inside within ``2.5 th``, else stays on a titled container, else is
+    dropped.
+
+    >>> from sciflow.agents.diagram import GroundedNode as N
+    >>> box = lambda x0, y0, x1, y1: ((x0, y0), (x1, y0), (x1, y1), (x0, y1))
+    >>> def card(title):
+    ...     return [N("g1", title, (0.0, 0.0, 100.0, 100.0), "container", 1.0, box(0, 0, 100, 100), True),
+    ...             N("s1", "Item", (10.0, 60.0, 90.0, 88.0), "rect", 1.0, box(10, 60, 90, 88), group="g1")]
+    >>> def end(title, out_dir):
+    ...     t = card(title)
+    ...     return [t[c.target].id for c in retarget_container_ends([Contact(0, 0, 50.0, 103.0, out_dir=out_dir)], t, 20, 10)]
+    >>> end("Card", (0.0, 1.0)), end("", (0.0, 1.0)), end("Card", (0.0, -1.0))
+    (['g1'], ['s1'], ['s1'])
+    >>> t = card("Panel")
+    >>> retarget_container_ends([Contact(0, 0, 50.0, -3.0, out_dir=(0.0, 1.0))], t, 20, 10)  # a port
+    []
+    """
     index = {n.id: i for i, n in enumerate(targets)}
     out = []
     for ct in contacts:
@@ -223,17 +271,23 @@ def retarget_container_ends(contacts: list[Contact], targets: list[GroundedNode]
         if c.kind != "container":
             out.append(ct)
             continue
-        best, best_d = None, 2.5 * th
+        titled = bool(c.label.strip())
+        told = ct.out_dir != (0.0, 0.0) and _across_outline(c.polygon, ct.x, ct.y, *ct.out_dir, min_angle=30.0)
+        outward = titled and told and not _inward(ct, c.polygon, reach)
+        if outward:
+            limit = _frame_distance(c.bbox, ct.x, ct.y) + max(3.0, th / 4)
+        else:
+            limit = 2.5 * th
+        best, best_d = None, limit
         for n in targets:
             if n.group != c.id or n.candidate:
                 continue
-            b = n.bbox
-            d = math.hypot(max(b[0] - ct.x, 0.0, ct.x - b[2]), max(b[1] - ct.y, 0.0, ct.y - b[3]))
+            d = _box_distance(n.bbox, ct.x, ct.y)
             if d <= best_d:
                 best, best_d = n, d
         if best is not None:
             ct.target = index[best.id]
             out.append(ct)
-        elif c.label.strip():
+        elif titled and (outward or not told):
             out.append(ct)
     return out

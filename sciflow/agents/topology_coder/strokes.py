@@ -147,7 +147,7 @@ class StrokeTopology:
         contacts = bridge_text(contacts, comps, targets, th, self.head, find, parent, bridges, d.text_lines, d.image)
         contacts = bridge_beside_text(contacts, targets, band_w, r_contact, find, parent, bridges)
         contacts = bridge_grazes(contacts, comps, targets, th, self.head, find, parent, bridges)
-        contacts = retarget_container_ends(contacts, targets, th)
+        contacts = retarget_container_ends(contacts, targets, th, max(6.0, self.head * th))
         groups: dict[int, list[int]] = {}
         for i in sorted(comps):
             groups.setdefault(find(i), []).append(i)
