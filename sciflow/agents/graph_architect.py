@@ -5,7 +5,7 @@ Backend ``default``, exact behaviour:
 1. Nodes: every non-candidate node, plus candidate nodes (free text, containers) that an
    edge attaches to. Nodes with an empty label are dropped with their edges.
    A titled container node's items (nodes inside it at any depth) are its content and are
-   dropped when no edge attaches to any of them (:func:`container_content`).
+   dropped when no traced stroke touches any of them (:func:`container_content`).
 2. Duplicates merge: two nodes with the same case/space-folded label whose boxes overlap
    (IoU >= ``dup_iou``) are one node (the first in reading order is kept).
 3. Edges: self-loops and edges between two free-standing texts are dropped (except a
@@ -136,12 +136,15 @@ class DefaultArchitect:
 def container_content(d: Diagram, attached: set[str]) -> set[str]:
     """Ids of the nodes that are a container node's content, not components.
 
-    A titled container that an edge attaches to is a node (named by its title); the items
-    drawn inside it, nested at any depth, are its content when no edge attaches to any of
-    them one by one (a card listing "search", "math", "llm" under "Tools"). Where any item
-    inside has an edge, the container is a group of components and every item stays.
+    A titled container that an edge attaches to (``attached``: the ids edges join) is a node,
+    named by its title; the items drawn inside it, nested at any depth, are its content when
+    no arrow touches any of them one by one (the annotation protocol: a card listing
+    "search", "math", "llm" under "Tools"). Touching is read from the traced strokes
+    (``d.strokes``' contacts), not only from the edges: an item a stroke reaches whose edge
+    was not read (its other end or its head missed) is still drawn as a component. Where any
+    item inside is touched, the container is a group of components and every item stays.
 
-    >>> from sciflow.agents.diagram import GroundedNode as N, GroupEvidence as G
+    >>> from sciflow.agents.diagram import GroundedNode as N, GroupEvidence as G, Stroke
     >>> d = Diagram(image=np.zeros((1, 1, 3), np.uint8))
     >>> d.nodes = [N("g1", "Tools", (0, 0, 9, 9), "container", 1.0, (), True),
     ...            N("s1", "search", (1, 1, 8, 4), "rect", 1.0, (), group="g1"),
@@ -153,7 +156,11 @@ def container_content(d: Diagram, attached: set[str]) -> set[str]:
     []
     >>> sorted(container_content(d, {"s0"}))         # the container is no node: items stay
     []
+    >>> d.strokes = [Stroke(0, (), (("s2", 4.0, 8.0, False),), "solid", 1.0, (0, 0, 9, 9))]
+    >>> sorted(container_content(d, {"g1", "s0"}))   # a stroke touches an item: a group
+    []
     """
+    touched = set(attached) | {c[0] for st in d.strokes for c in st.contacts}
     parent = {g.id: g.parent for g in d.groups}
 
     def holders(n: Any) -> set[str]:
@@ -171,9 +178,9 @@ def container_content(d: Diagram, attached: set[str]) -> set[str]:
     content: set[str] = set()
     for c in d.nodes:
         items = inside.get(c.id, [])
-        if c.kind == "container" and c.label.strip() and c.id in attached and items:
-            if not any(i in attached for i in items):
-                content.update(items)
+        titled_node = c.kind == "container" and c.label.strip() and c.id in attached
+        if titled_node and items and not any(i in touched for i in items):
+            content.update(items)
     return content
 
 

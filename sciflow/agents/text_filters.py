@@ -219,9 +219,11 @@ def ruled_apart(image: np.ndarray, a: BBox, b: BBox, thr: int = 60, cover: float
     """True when a drawn line runs between text boxes ``a`` and ``b`` across their whole shared
     extent: side by side, a column of the gap between them is ink over ``cover`` of the rows
     both boxes span; one above the other, a row of the gap is ink over ``cover`` of the shared
-    columns. Ink differs by more than ``thr`` from the median colour of the two boxes. Two
-    words on either side of a box's edge, or above and below a box's inner rule, are then not
-    one label (the grouping of step 3 would join them by distance alone).
+    columns; or that row or column is a dashed line (:func:`dashed_run`). Ink differs by more
+    than ``thr`` from the median colour of the two boxes. Two words on either side of a box's
+    edge, above and below a box's inner rule, or a panel's title and the title of the dashed
+    container just under it, are then not one label (the grouping of step 3 would join them
+    by distance alone).
 
     >>> img = np.full((40, 100, 3), 255, np.uint8)
     >>> a, b = (10, 10, 40, 30), (46, 10, 80, 30)
@@ -229,6 +231,10 @@ def ruled_apart(image: np.ndarray, a: BBox, b: BBox, thr: int = 60, cover: float
     False
     >>> img[0:40, 43] = 0   # a box edge between the words
     >>> ruled_apart(img, a, b)
+    True
+    >>> img = np.full((60, 120, 3), 255, np.uint8)
+    >>> img[29, [x for x in range(120) if (x // 6) % 2 == 0]] = 0  # a dashed frame
+    >>> ruled_apart(img, (10, 5, 110, 25), (10, 34, 110, 54))
     True
     """
     h, w = image.shape[:2]
@@ -248,4 +254,31 @@ def ruled_apart(image: np.ndarray, a: BBox, b: BBox, thr: int = 60, cover: float
              for r in (a, b)]
     ref = np.median(np.concatenate(boxes), axis=0).astype(np.int16)
     gap = np.abs(image[Y0:Y1, X0:X1].astype(np.int16) - ref).max(axis=2) > thr
-    return bool((gap.mean(axis=axis) >= cover).any())
+    if (gap.mean(axis=axis) >= cover).any():
+        return True
+    rules = gap if axis == 1 else gap.T  # one row per line running along the gap
+    return any(dashed_run(r) for r in rules)
+
+
+def dashed_run(row: np.ndarray, min_dashes: int = 4, min_cover: float = 0.35) -> bool:
+    """Whether the boolean ``row`` is a dashed line across its length: at least
+    ``min_dashes`` ink runs of 2 px or more covering ``min_cover`` of it, as evenly spaced as
+    a dash pattern (no gap between runs wider than twice the median run plus 4 px) and
+    reaching both ends (the first and last runs within that gap of the ends). Text never lies
+    on such a row in the gap between two OCR boxes, which are padded around their glyphs.
+
+    >>> dashed_run(np.array([(x // 5) % 2 == 0 for x in range(60)]))
+    True
+    >>> dashed_run(np.array([x < 12 or 48 <= x < 52 for x in range(60)]))   # two marks
+    False
+    """
+    ink = np.concatenate([[False], row.astype(bool), [False]])
+    d = np.diff(ink.astype(np.int8))
+    starts, ends = np.nonzero(d == 1)[0], np.nonzero(d == -1)[0]
+    keep = ends - starts >= 2
+    starts, ends = starts[keep], ends[keep]
+    if len(starts) < min_dashes or (ends - starts).sum() < min_cover * len(row):
+        return False
+    limit = 2 * float(np.median(ends - starts)) + 4
+    gaps = np.concatenate([[starts[0]], starts[1:] - ends[:-1], [len(row) - ends[-1]]])
+    return bool(gaps.max() <= limit)

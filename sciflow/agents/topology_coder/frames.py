@@ -256,8 +256,8 @@ def retarget_container_ends(
     ...     return [N("g1", title, (0.0, 0.0, 100.0, 100.0), "container", 1.0, box(0, 0, 100, 100), True),
     ...             N("s1", "Item", (10.0, 60.0, 90.0, 88.0), "rect", 1.0, box(10, 60, 90, 88), group="g1")]
     >>> def end(title, out_dir):
-    ...     t = card(title)
-    ...     return [t[c.target].id for c in retarget_container_ends([Contact(0, 0, 50.0, 103.0, out_dir=out_dir)], t, 20, 10)]
+    ...     t, ct = card(title), Contact(0, 0, 50.0, 103.0, out_dir=out_dir)
+    ...     return [t[c.target].id for c in retarget_container_ends([ct], t, 20, 10)]
     >>> end("Card", (0.0, 1.0)), end("", (0.0, 1.0)), end("Card", (0.0, -1.0))
     (['g1'], ['s1'], ['s1'])
     >>> t = card("Panel")

@@ -1,0 +1,91 @@
+"""Where an arrow ends on a container's border (issue 17, cause 1; the annotation protocol of
+the dev figures): an arrow from outside that ends on a titled container's border is an edge
+to the container, named by its title, and the items listed inside it, which no arrow touches
+one by one, are its content, not nodes; a line drawn inside a panel from its border (the
+panel's input or output port) is no edge of the panel; a box drawn against the container's
+side still takes the arrow that reaches it through the frame."""
+
+from __future__ import annotations
+
+import pytest
+
+from .drawing import Canvas, edges_by_label, font, labels
+
+
+def _card(c: Canvas, title: str, items: list[str], x: int, y: int, w: int = 200, gap: int = 12
+          ) -> tuple[int, int, int, int]:
+    """A titled card listing ``items`` in small boxes under its title, the last ``gap`` px
+    above the bottom border; returns its frame."""
+    h = 38 + 44 * len(items) + gap
+    c.d.rectangle((x, y, x + w, y + h), outline="#333333", width=2, fill="#eef3fb")
+    c.d.text((x + w / 2, y + 22), title, font=font(20), fill="black", anchor="mm")
+    for k, item in enumerate(items):
+        top = y + 48 + 44 * k
+        c.d.rectangle((x + 40, top, x + w - 40, top + 34), outline="#888888", width=1, fill="white")
+        c.d.text((x + w / 2, top + 17), item, font=font(16), fill="black", anchor="mm")
+    return x, y, x + w, y + h
+
+
+@pytest.mark.parametrize("gap", [10, 16])
+def test_arrows_to_and_from_a_titled_card_join_the_card_not_its_items(parser, gap):
+    """``gap``: the padding between the card's border and its last item; the arrow ends on the
+    border beside that item (the old tracer gave the end to the item within 2.5 text heights)."""
+    c = Canvas(720, 420)
+    c.box("Planner", 30, 40, w=150)
+    _, _, _, bottom = _card(c, "Tools", ["search", "math", "llm"], 300, 40, gap=gap)
+    c.box("Executor", 325, 340, w=150)
+    c.arrow([(180, 65), (300, 65)])                      # Planner -> the card's left border
+    c.arrow([(400, bottom), (400, 340)])                 # the card's bottom border -> Executor
+    c.arrow([(475, 365), (620, 365), (620, 120), (500, 120)])  # Executor -> the card's right border
+    g = parser(c.array()).graph
+    assert labels(g) == {"planner", "tools", "executor"}
+    assert edges_by_label(g) == {("planner", "tools"), ("tools", "executor"), ("executor", "tools")}
+
+
+def test_a_container_whose_items_have_their_own_arrows_stays_a_group(parser):
+    """An arrow to the container's border makes the container a node, but its items are
+    joined one by one, so they are components, not content."""
+    c = Canvas(760, 320)
+    c.box("Input", 30, 130, w=120)
+    c.d.rectangle((250, 60, 720, 280), outline="#333333", width=2)
+    c.d.text((485, 85), "Encoder", font=font(20), fill="black", anchor="mm")
+    c.box("Conv", 290, 150, w=140)
+    c.box("Norm", 540, 150, w=140)
+    c.arrow([(150, 155), (250, 155)])                    # Input -> the container's border
+    c.arrow([(430, 175), (540, 175)])                    # Conv -> Norm inside
+    g = parser(c.array()).graph
+    assert labels(g) == {"input", "encoder", "conv", "norm"}
+    assert edges_by_label(g) == {("input", "encoder"), ("conv", "norm")}
+
+
+def test_lines_drawn_inward_from_a_panel_border_are_no_edges_of_the_panel(parser):
+    """A detail panel's input enters from its left border and its output leaves through its
+    right border: ports of the panel, not arrows to or from it (the old tracer kept both ends on
+    the titled panel and made it a node)."""
+    c = Canvas(760, 300)
+    c.d.rectangle((20, 20, 740, 280), outline="#333333", width=2)
+    c.d.text((380, 45), "Tensor Field Network", font=font(20), fill="black", anchor="mm")
+    c.box("Radial", 170, 130, w=140)
+    c.box("Graph Conv", 450, 130, w=150)
+    c.arrow([(21, 155), (170, 155)])                     # from the border, inward
+    c.arrow([(310, 155), (450, 155)])
+    c.arrow([(600, 155), (739, 155)])                    # out to the border from inside
+    g = parser(c.array()).graph
+    assert "tensor field network" not in labels(g)
+    assert edges_by_label(g) == {("radial", "graph conv")}
+
+
+def test_an_arrow_through_the_frame_to_a_box_against_the_side_reaches_the_box(parser):
+    """A box drawn against the container's side: the arrow ends on both outlines at once and
+    belongs to the box, as before."""
+    c = Canvas(700, 300)
+    c.box("Downsample", 20, 125, w=150)
+    c.d.rectangle((260, 40, 680, 260), outline="#333333", width=2)
+    c.d.text((470, 65), "Stage 3", font=font(20), fill="black", anchor="mm")
+    c.box("Mixer", 260, 125, w=150)                      # its left side on the frame's
+    c.box("MLP", 500, 125, w=140)
+    c.arrow([(170, 150), (260, 150)])
+    c.arrow([(410, 150), (500, 150)])
+    g = parser(c.array()).graph
+    assert edges_by_label(g) == {("downsample", "mixer"), ("mixer", "mlp")}
+    assert "stage 3" not in labels(g)
