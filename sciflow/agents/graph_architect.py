@@ -140,9 +140,10 @@ def container_content(d: Diagram, attached: set[str]) -> set[str]:
     named by its title; the items drawn inside it, nested at any depth, are its content when
     no arrow touches any of them one by one (the annotation protocol: a card listing
     "search", "math", "llm" under "Tools"). Touching is read from the traced strokes
-    (``d.strokes``' contacts), not only from the edges: an item a stroke reaches whose edge
-    was not read (its other end or its head missed) is still drawn as a component. Where any
-    item inside is touched, the container is a group of components and every item stays.
+    (``d.strokes``' contacts), not only from the edges: an item that a stroke joins to another
+    node, whose edge was not read (its head missed, say), is still drawn as a component; a
+    stroke meeting one node only (an icon drawn in a box) touches nothing. Where any item
+    inside is touched, the container is a group of components and every item stays.
 
     >>> from sciflow.agents.diagram import GroundedNode as N, GroupEvidence as G, Stroke
     >>> d = Diagram(image=np.zeros((1, 1, 3), np.uint8))
@@ -157,10 +158,15 @@ def container_content(d: Diagram, attached: set[str]) -> set[str]:
     >>> sorted(container_content(d, {"s0"}))         # the container is no node: items stay
     []
     >>> d.strokes = [Stroke(0, (), (("s2", 4.0, 8.0, False),), "solid", 1.0, (0, 0, 9, 9))]
-    >>> sorted(container_content(d, {"g1", "s0"}))   # a stroke touches an item: a group
+    >>> sorted(container_content(d, {"g1", "s0"}))   # ink on one item only: no arrow
+    ['s1', 's2']
+    >>> d.strokes = [Stroke(0, (), (("s2", 4.0, 8.0, False), ("s9", 4.0, 20.0, False)), "solid", 1.0, (0, 0, 9, 9))]
+    >>> sorted(container_content(d, {"g1", "s0"}))   # a stroke joins an item to a node: a group
     []
     """
-    touched = set(attached) | {c[0] for st in d.strokes for c in st.contacts}
+    # a stroke that meets one target only is no arrow (an icon's ink inside a box, a stub)
+    links = [{c[0] for c in st.contacts} for st in d.strokes]
+    touched = set(attached).union(*(ids for ids in links if len(ids) >= 2))
     parent = {g.id: g.parent for g in d.groups}
 
     def holders(n: Any) -> set[str]:

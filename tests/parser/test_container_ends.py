@@ -89,3 +89,30 @@ def test_an_arrow_through_the_frame_to_a_box_against_the_side_reaches_the_box(pa
     g = parser(c.array()).graph
     assert edges_by_label(g) == {("downsample", "mixer"), ("mixer", "mlp")}
     assert "stage 3" not in labels(g)
+
+
+def _dashed_frame(c: Canvas, x0: int, y0: int, x1: int, y1: int) -> None:
+    c.line([(x0, y0), (x1, y0), (x1, y1), (x0, y1), (x0, y0)], dashed=True)
+
+
+def test_an_arrow_between_two_stacked_dashed_stages_joins_the_stages(parser):
+    """Two dashed training stages under a figure title, each listing its modules, and a short
+    arrow from the first stage's bottom border to the second's top border (mm_mplug_owl's
+    left half drawn again): the stages are the nodes, named by their titles, and the modules
+    are their content. The figure title sits just above the first stage's dashed top border,
+    which keeps the two titles apart (they were read as one label, and the stage untitled)."""
+    c = Canvas(460, 560)
+    c.text("Training Paradigm", 230, 16, size=22)
+    for k, (title, rows) in enumerate((("Stage-1: Pre-training", ["Pre-trained LLM", "Visual Encoder"]),
+                                       ("Stage-2: Instruction tuning", ["Pre-trained LLM", "Visual Encoder"]))):
+        top = 34 + 262 * k
+        _dashed_frame(c, 20, top, 440, top + 228)
+        c.text(title, 230, top + 20, size=20)
+        for j, row in enumerate(rows):
+            y = top + 48 + 86 * j
+            c.d.rectangle((40, y, 420, y + 68), fill="#cfe0f1")
+            c.text(row, 230, y + 34)
+    c.arrow([(230, 263), (230, 295)])
+    g = parser(c.array()).graph
+    assert labels(g) == {"stage-1: pre-training", "stage-2: instruction tuning"}
+    assert edges_by_label(g) == {("stage-1: pre-training", "stage-2: instruction tuning")}

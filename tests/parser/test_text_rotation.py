@@ -182,6 +182,21 @@ def test_words_on_either_side_of_a_drawn_line_are_two_labels():
     assert len(group_lines(over, image=ruled)) == 2
 
 
+def test_a_dashed_frame_between_two_lines_keeps_them_apart():
+    """A figure title just above a dashed container whose own title sits under its top border
+    (mm_mplug_owl): the dashed border, ink on about half of its row, runs between them."""
+    over = [TextBox(0, "Training Paradigm", (20, 10, 180, 30), 0.9), TextBox(1, "Stage-1", (40, 38, 160, 58), 0.9)]
+    page = np.full((70, 200, 3), 255, np.uint8)
+    assert len(group_lines(over, image=page)) == 1
+    dashes = [x for x in range(0, 200) if x % 12 < 7]
+    page[34, dashes] = 90
+    assert len(group_lines(over, image=page)) == 2
+    # a row of a few marks (an arrowhead, a stray dot) is no rule
+    page[34] = 255
+    page[34, [60, 61, 62, 100, 101]] = 0
+    assert len(group_lines(over, image=page)) == 1
+
+
 
 def test_a_narrow_box_its_two_turned_lines_nearly_fill_is_found(parser):
     # the box of a two-line turned label counts as text for the Shape Hunter too: measured
