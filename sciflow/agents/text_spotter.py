@@ -19,7 +19,11 @@ Agent behaviour (exact):
    backend's recogniser alone, upright as drawn at 90 and at 270 degrees, and the more
    confident reading is kept with its ``rotation``
    (:func:`~sciflow.agents.text_rotation.reread_tall`: the recogniser reads a tall box turned
-   one fixed way, so text running the other way came out upside down).
+   one fixed way, so text running the other way came out upside down). An upright line
+   with a run of glyphless columns at least ``split_gap`` (0.8; 0 turns this off) x its
+   capital height wide is split there and each piece read again by the recogniser
+   (:func:`~sciflow.agents.line_split.split_wide_lines`: two captions side by side, or two
+   labels with an arrow drawn between them, detected as one line).
 2. Lines with confidence below ``min_confidence`` are dropped; arrow glyphs read as text are
    filtered: lines made only of arrow/line characters (``→ ← ↑ ↓ ⇒ - — – > < | _ = ~``) are
    dropped, single arrowhead-like characters (``V``, ``^``, ``A``, ``|``, ...) are dropped,
@@ -68,6 +72,7 @@ import numpy as np
 
 from sciflow.agents import overlay
 from sciflow.agents.diagram import BBox, Diagram, TextBox, TextLabel, bbox_union
+from sciflow.agents.line_split import split_wide_lines
 from sciflow.agents.registry import AGENTS, BackendAgent, Registry
 from sciflow.agents.text_filters import (
     _touches_stroke,
@@ -425,12 +430,14 @@ class TextSpotter(BackendAgent):
         self.word_gap = float(self.params.get("word_gap", 0.5))
         self.tall_ratio = float(self.params.get("rotated_tall_ratio", 1.5))
         self.logo_height = float(self.params.get("logo_height", 2.5))
+        self.split_gap = float(self.params.get("split_gap", 0.8))
 
     def fingerprint(self) -> dict[str, Any]:
         # agent 2: tall lines read again upright at 0 / 90 / 270 degrees, rotated labels grouped;
         # 3: short texts far taller than the median line are logos; a line whose ends were read
-        # from a line (dots, dashes, arrows) is cut back to its glyphs
-        return {**self.backend.fingerprint(), "agent": 3}
+        # from a line (dots, dashes, arrows) is cut back to its glyphs; 4: a line split at a
+        # glyphless run far wider than a space (two labels, or an arrow between them)
+        return {**self.backend.fingerprint(), "agent": 4}
 
     def _read(self, image: np.ndarray, factor: float) -> list[TextBox]:
         if factor == 1.0:
@@ -453,6 +460,8 @@ class TextSpotter(BackendAgent):
             raw = self._read(img, factor)
         if self.tall_ratio > 0:
             raw = reread_tall(img, raw, self.backend.recognize, tall_ratio=self.tall_ratio, scale=factor)
+        if self.split_gap > 0:
+            raw = split_wide_lines(img, raw, self.backend.recognize, gap=self.split_gap, scale=factor)
         lines: list[TextBox] = []
         logos: list[TextBox] = []
         logo = self.logo_height * float(np.median([t.height for t in raw])) if raw else np.inf

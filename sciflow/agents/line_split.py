@@ -1,0 +1,155 @@
+"""Splitting an OCR line that spans two labels: a wide empty gap, or a drawn arrow, between them.
+
+The text detector joins words in one row into one line when they are close enough, so two
+captions side by side ("matmul" under one box, "all-gather" under the next), or two labels
+with a short arrow drawn between them ("features ⟶ Image Head", "Encoder ⇨ Decoder"), come
+back as one line and one label. What the image shows: inside a line, words are separated by
+spaces of about a quarter of the font size; between two labels lies a run of columns holding
+no glyph (empty, or crossed only by a thin line at mid-height: an arrow's shaft) far wider
+than any space. Such a run splits the line, and each piece is read again by the recogniser.
+
+Measured on the columns of the line's box: a column's ink span (max channel difference from
+the box's median colour over ``thr``) is a *glyph column* when it reaches ``tall`` x the
+capital height (the 90th percentile of the inked columns' spans, as
+:func:`~sciflow.agents.text_filters.glyph_span`). Between two glyph columns, a run of empty
+columns at least ``gap`` x the capital height wide (a word space is about 0.35 x), or at
+least ``shaft`` x the capital height of columns inked only in the middle three fifths of
+the text's band with nothing else between (an arrow's shaft: longer than any hyphen or dash,
+and an underscore or dots along the baseline belong to the text) is a separator.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+
+import numpy as np
+
+from sciflow.agents.diagram import TextBox
+from sciflow.agents.text_rotation import upright_crop
+
+__all__ = ["line_pieces", "split_wide_lines"]
+
+Recognizer = Callable[[Sequence[np.ndarray]], list[tuple[str, float]]]
+
+
+def line_pieces(
+    image: np.ndarray,
+    bbox: tuple[float, float, float, float],
+    *,
+    gap: float = 0.8,
+    shaft: float = 2.0,
+    tall: float = 0.5,
+    thr: int = 60,
+) -> list[tuple[float, float]]:
+    """The column spans ``(x0, x1)`` (image coordinates) of the pieces of text in the upright
+    line box ``bbox``, split at runs of non-glyph columns at least ``gap`` x the capital height
+    wide or a shaft ``shaft`` x as long (module docstring); one span (the glyphs' extent) when nothing splits it, none
+    when the box holds no ink.
+
+    >>> img = np.full((30, 200, 3), 255, np.uint8)
+    >>> for x in (10, 20, 30, 40): img[8:22, x:x + 6] = 0        # a word ...
+    >>> for x in (120, 130, 140): img[8:22, x:x + 6] = 0         # ... a wide gap, another word
+    >>> line_pieces(img, (0.0, 4.0, 200.0, 26.0))
+    [(10.0, 46.0), (120.0, 146.0)]
+    >>> img[14:16, 50:115] = 0                                    # an arrow's shaft between them
+    >>> line_pieces(img, (0.0, 4.0, 200.0, 26.0))
+    [(10.0, 46.0), (120.0, 146.0)]
+    >>> line_pieces(img, (0.0, 4.0, 100.0, 26.0))                 # one word (and a shaft)
+    [(10.0, 46.0)]
+    >>> img[14:16, 50:115] = 255; img[20:22, 50:115] = 0          # an underscore instead
+    >>> line_pieces(img, (0.0, 4.0, 200.0, 26.0))
+    [(10.0, 146.0)]
+    """
+    h, w = image.shape[:2]
+    x0, y0 = max(0, int(bbox[0])), max(0, int(bbox[1]))
+    x1, y1 = min(w, int(np.ceil(bbox[2]))), min(h, int(np.ceil(bbox[3])))
+    if x1 - x0 < 2 or y1 - y0 < 2:
+        return []
+    crop = image[y0:y1, x0:x1].astype(np.int16)
+    ref = np.median(crop.reshape(-1, 3), axis=0)
+    ink = np.abs(crop - ref).max(axis=2) > thr
+    rows = np.arange(y1 - y0)[:, None]
+    top = np.where(ink, rows, y1 - y0).min(axis=0)
+    bottom = np.where(ink, rows, -1).max(axis=0)
+    span = bottom - top + 1
+    if not (span > 0).any():
+        return []
+    cap = float(np.percentile(span[span > 0], 90))
+    glyph = span >= tall * cap
+    cols = np.nonzero(glyph)[0]
+    if cols.size == 0:
+        return []
+    # the text's band, capitals' tops to descenders' bottoms; a shaft runs through its middle,
+    # an underscore or a row of dots along its bottom belongs to the text
+    lo, hi = float(np.percentile(top[glyph], 10)), float(np.percentile(bottom[glyph], 90))
+    m0, m1 = lo + 0.2 * (hi - lo), hi - 0.2 * (hi - lo)
+    empty = span <= 0
+    mid = ~glyph & ~empty & (top >= m0) & (bottom <= m1)
+    pieces: list[tuple[float, float]] = []
+    start = prev = int(cols[0])
+    for c in cols[1:].tolist():
+        if _separates(empty[prev + 1:c], mid[prev + 1:c], gap * cap, shaft * cap):
+            pieces.append((float(x0 + start), float(x0 + prev + 1)))
+            start = c
+        prev = c
+    pieces.append((float(x0 + start), float(x0 + prev + 1)))
+    return pieces
+
+
+def _separates(empty: np.ndarray, mid: np.ndarray, gap: float, shaft: float) -> bool:
+    """Whether the columns between two glyph columns (``empty``: no ink; ``mid``: ink only
+    mid-height) part two labels: an empty run at least ``gap`` wide, or a shaft, at least
+    ``shaft`` columns inked mid-height with nothing else but the two columns at either end
+    (a glyph's anti-aliased edge)."""
+    if empty.size == 0:
+        return False
+    runs = np.diff(np.concatenate([[0], empty.astype(np.int8), [0]]))
+    longest = int((np.nonzero(runs == -1)[0] - np.nonzero(runs == 1)[0]).max(initial=0))
+    if longest >= gap:
+        return True
+    inner = slice(2, max(2, empty.size - 2))
+    return bool(mid.sum() >= shaft and (empty | mid)[inner].all())
+
+
+def split_wide_lines(
+    image: np.ndarray,
+    lines: list[TextBox],
+    recognize: Recognizer,
+    *,
+    gap: float = 0.8,
+    min_words: int = 2,
+    scale: float = 1.0,
+) -> list[TextBox]:
+    """``lines`` with every upright line of at least ``min_words`` characters' worth that
+    :func:`line_pieces` splits replaced by its pieces, each read again by ``recognize`` on its
+    crop (the line's rows, the piece's columns plus a quarter of the line height either side,
+    enlarged ``scale`` times as the OCR saw it); a piece read as nothing is dropped. Lines
+    drawn turned, and lines that do not split, are returned unchanged, in order.
+
+    >>> def fake(crops):
+    ...     return [("left", 0.9) if c.shape[1] < 45 else ("right", 0.8) for c in crops]
+    >>> img = np.full((30, 220, 3), 255, np.uint8)
+    >>> for x in (10, 20, 30): img[8:22, x:x + 6] = 0
+    >>> for x in (120, 130, 140, 150, 160): img[8:22, x:x + 6] = 0
+    >>> out = split_wide_lines(img, [TextBox(0, "lef right", (0.0, 4.0, 220.0, 26.0), 0.7)], fake)
+    >>> [(t.text, t.confidence, t.bbox) for t in out]
+    [('left', 0.9, (10.0, 4.0, 36.0, 26.0)), ('right', 0.8, (120.0, 4.0, 166.0, 26.0))]
+    """
+    out: list[TextBox] = []
+    for t in lines:
+        if t.rotation or len(t.text.replace(" ", "")) < min_words:
+            out.append(t)
+            continue
+        pieces = line_pieces(image, t.bbox, gap=gap)
+        if len(pieces) < 2:
+            out.append(t)
+            continue
+        pad = 0.25 * t.height
+        crops = [upright_crop(image, (a - pad, t.bbox[1], b + pad, t.bbox[3]), 0, scale) for a, b in pieces]
+        for (a, b), (text, conf) in zip(pieces, recognize(crops), strict=True):
+            if text.strip():
+                box = (a, t.bbox[1], b, t.bbox[3])
+                out.append(replace(t, text=text, confidence=float(conf), bbox=box,
+                                   polygon=((a, box[1]), (b, box[1]), (b, box[3]), (a, box[3]))))
+    return out
