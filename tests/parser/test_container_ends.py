@@ -7,9 +7,13 @@ side still takes the arrow that reaches it through the frame."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from .drawing import Canvas, edges_by_label, font, labels
+
+FIXTURES = Path(__file__).parent / "fixtures"
 
 
 def _card(c: Canvas, title: str, items: list[str], x: int, y: int, w: int = 200, gap: int = 12
@@ -116,3 +120,15 @@ def test_an_arrow_between_two_stacked_dashed_stages_joins_the_stages(parser):
     g = parser(c.array()).graph
     assert labels(g) == {"stage-1: pre-training", "stage-2: instruction tuning"}
     assert edges_by_label(g) == {("stage-1: pre-training", "stage-2: instruction tuning")}
+
+
+def test_arrows_converging_on_a_node_just_inside_a_titled_container_reach_the_node(parser):
+    """``fixtures/mermaid_converging_heads.png``: Mermaid renderer (seed 1100065, cropped): three
+    dotted and solid arrows cross the ``Fine-tuning`` subgraph's side and converge on
+    ``Temporal Discriminator`` 20 px inside it, their heads side by side. The crossings' inner
+    pieces merge into one and the outer pieces left over end on the frame: they go on to the
+    node, which strokes touch there, and do not make the subgraph a node."""
+    g = parser(str(FIXTURES / "mermaid_converging_heads.png")).graph
+    assert "fine-tuning" not in labels(g)
+    into = {a for a, b in edges_by_label(g) if b == "temporal discriminator"}
+    assert into == {"audio refiner", "audio classifier", "motion embedding"}

@@ -240,8 +240,11 @@ def retarget_container_ends(
     outside, the piece crossing the outline at more than 30 degrees) stays on a titled
     container, unless a node inside lies at the frame there: its box no more than
     ``max(3, th / 4)`` px farther from the contact than the frame (a node drawn against the
-    container's side, which the stroke reaches through the frame). A stroke ending on a
-    titled card beside its listed items, with padding between the frame and the nearest
+    container's side, which the stroke reaches through the frame), or another stroke's
+    contact on a node inside lies within ``2.5 th`` (the stroke goes on inside to that node:
+    a crossing whose inner piece was paired with another stroke, as where three arrows
+    converge on one node just inside the frame). A stroke ending on a titled card beside its
+    listed items, which nothing touches, with padding between the frame and the nearest
     item, stays on the card. A piece that leaves the outline inward is drawn inside the
     container from its border (a panel's input or output port): the container is no end of
     it, so the end goes to the nearest node inside within ``2.5 th`` (the stroke's last
@@ -263,8 +266,12 @@ def retarget_container_ends(
     >>> t = card("Panel")
     >>> retarget_container_ends([Contact(0, 0, 50.0, -3.0, out_dir=(0.0, 1.0))], t, 20, 10)  # a port
     []
+    >>> heads = [Contact(0, 0, 50.0, 103.0, out_dir=(0.0, 1.0)), Contact(1, 1, 48.0, 89.0)]
+    >>> [t[c.target].id for c in retarget_container_ends(heads, t, 20, 10)]  # going on to the item
+    ['s1', 's1']
     """
     index = {n.id: i for i, n in enumerate(targets)}
+    reached = [(ct.target, ct.x, ct.y) for ct in contacts if targets[ct.target].kind != "container"]
     out = []
     for ct in contacts:
         c = targets[ct.target]
@@ -283,6 +290,10 @@ def retarget_container_ends(
             if n.group != c.id or n.candidate:
                 continue
             d = _box_distance(n.bbox, ct.x, ct.y)
+            if outward and d > best_d and d <= 2.5 * th:
+                k = index[n.id]
+                if any(t == k and math.hypot(x - ct.x, y - ct.y) <= 2.5 * th for t, x, y in reached):
+                    d = best_d  # reached inside by the stroke's continuation: as good as at the frame
             if d <= best_d:
                 best, best_d = n, d
         if best is not None:
