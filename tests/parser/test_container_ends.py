@@ -123,7 +123,7 @@ def test_an_arrow_between_two_stacked_dashed_stages_joins_the_stages(parser):
 
 
 def test_arrows_converging_on_a_node_just_inside_a_titled_container_reach_the_node(parser):
-    """``fixtures/mermaid_converging_heads.png``: Mermaid renderer (seed 1100065, cropped): three
+    """``fixtures/mermaid_converging_heads.png``: Mermaid renderer (seed 1100065): three
     dotted and solid arrows cross the ``Fine-tuning`` subgraph's side and converge on
     ``Temporal Discriminator`` 20 px inside it, their heads side by side. The crossings' inner
     pieces merge into one and the outer pieces left over end on the frame: they go on to the
