@@ -15,7 +15,9 @@ capital height (the 90th percentile of the inked columns' spans, as
 columns at least ``gap`` x the capital height wide (a word space is about 0.35 x), or at
 least ``shaft`` x the capital height of columns inked only in the middle three fifths of
 the text's band with nothing else between (an arrow's shaft: longer than any hyphen or dash,
-and an underscore or dots along the baseline belong to the text) is a separator.
+and an underscore or dots along the baseline belong to the text) is a separator, when it is
+also at least twice as wide as the median of the line's other spaces (a justified
+paragraph, or a line of monospaced code, spaces its words evenly and wide).
 """
 
 from __future__ import annotations
@@ -39,12 +41,15 @@ def line_pieces(
     *,
     gap: float = 0.8,
     shaft: float = 2.0,
+    spaces: int = 0,
     tall: float = 0.5,
     thr: int = 60,
 ) -> list[tuple[float, float]]:
     """The column spans ``(x0, x1)`` (image coordinates) of the pieces of text in the upright
     line box ``bbox``, split at runs of non-glyph columns at least ``gap`` x the capital height
-    wide or a shaft ``shaft`` x as long (module docstring); one span (the glyphs' extent) when nothing splits it, none
+    wide or a shaft ``shaft`` x as long, and twice the median of the line's other word spaces
+    (``spaces``: how many its reading holds, taken as its widest gaps; module docstring);
+    one span (the glyphs' extent) when nothing splits it, none
     when the box holds no ink.
 
     >>> img = np.full((30, 200, 3), 255, np.uint8)
@@ -60,6 +65,10 @@ def line_pieces(
     >>> img[14:16, 50:115] = 255; img[20:22, 50:115] = 0          # an underscore instead
     >>> line_pieces(img, (0.0, 4.0, 200.0, 26.0))
     [(10.0, 146.0)]
+    >>> even = np.full((30, 300, 3), 255, np.uint8)               # five words evenly spaced
+    >>> for x in (10, 70, 130, 190, 250): even[8:22, x:x + 30] = 0
+    >>> line_pieces(even, (0.0, 4.0, 300.0, 26.0), spaces=4)
+    [(10.0, 280.0)]
     """
     h, w = image.shape[:2]
     x0, y0 = max(0, int(bbox[0])), max(0, int(bbox[1]))
@@ -86,14 +95,22 @@ def line_pieces(
     m0, m1 = lo + 0.2 * (hi - lo), hi - 0.2 * (hi - lo)
     empty = span <= 0
     mid = ~glyph & ~empty & (top >= m0) & (bottom <= m1)
+    # every gap between glyph columns, widest first; the line's reading has ``spaces`` word
+    # spaces, its widest gaps: a separator is also at least twice the median of the other
+    # spaces, so a justified paragraph's or a monospaced code line's even spaces split nothing
+    gaps = [(int(a), int(b)) for a, b in zip(cols[:-1], cols[1:], strict=True) if b - a > 1]
+    words = sorted((b - a - 1 for a, b in gaps), reverse=True)[:spaces] if spaces else []
     pieces: list[tuple[float, float]] = []
-    start = prev = int(cols[0])
-    for c in cols[1:].tolist():
-        if _separates(empty[prev + 1:c], mid[prev + 1:c], gap * cap, shaft * cap):
+    start = int(cols[0])
+    for prev, c in gaps:
+        others = list(words)
+        if c - prev - 1 in others:
+            others.remove(c - prev - 1)
+        wide = max(gap * cap, 2.0 * float(np.median(others))) if others else gap * cap
+        if _separates(empty[prev + 1:c], mid[prev + 1:c], wide, max(shaft * cap, wide)):
             pieces.append((float(x0 + start), float(x0 + prev + 1)))
             start = c
-        prev = c
-    pieces.append((float(x0 + start), float(x0 + prev + 1)))
+    pieces.append((float(x0 + start), float(x0 + int(cols[-1]) + 1)))
     return pieces
 
 
@@ -141,7 +158,7 @@ def split_wide_lines(
         if t.rotation or len(t.text.replace(" ", "")) < min_words:
             out.append(t)
             continue
-        pieces = line_pieces(image, t.bbox, gap=gap)
+        pieces = line_pieces(image, t.bbox, gap=gap, spaces=t.text.count(" "))
         if len(pieces) < 2:
             out.append(t)
             continue
