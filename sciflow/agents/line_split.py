@@ -11,7 +11,8 @@ than any space. Such a run splits the line, and each piece is read again by the 
 Measured on the columns of the line's box: a column's ink span (max channel difference from
 the box's median colour over ``thr``) is a *glyph column* when it reaches ``tall`` x the
 capital height (the 90th percentile of the inked columns' spans, as
-:func:`~sciflow.agents.text_filters.glyph_span`). Between two glyph columns, a run of empty
+:func:`~sciflow.agents.text_filters.glyph_span`; a column inked over nine tenths of the box's
+height or more is a drawn edge the box overlaps, left out). Between two glyph columns, a run of empty
 columns at least ``gap`` x the capital height wide (a word space is about 0.35 x), or at
 least ``shaft`` x the capital height of columns inked only in the middle three fifths of
 the text's band with nothing else between (an arrow's shaft: longer than any hyphen or dash,
@@ -69,6 +70,11 @@ def line_pieces(
     >>> for x in (10, 70, 130, 190, 250): even[8:22, x:x + 30] = 0
     >>> line_pieces(even, (0.0, 4.0, 300.0, 26.0), spaces=4)
     [(10.0, 280.0)]
+    >>> tight = np.full((24, 120, 3), 255, np.uint8)              # a short label in a tight box
+    >>> for x in (20, 28, 39, 47): tight[8:16, x:x + 6] = 0       # two words a space apart
+    >>> tight[:, 2:4] = 0; tight[:, 116:118] = 0                  # the box's sides in the line box
+    >>> line_pieces(tight, (0.0, 0.0, 120.0, 24.0), spaces=1)
+    [(20.0, 53.0)]
     """
     h, w = image.shape[:2]
     x0, y0 = max(0, int(bbox[0])), max(0, int(bbox[1]))
@@ -84,8 +90,13 @@ def line_pieces(
     span = bottom - top + 1
     if not (span > 0).any():
         return []
-    cap = float(np.percentile(span[span > 0], 90))
-    glyph = span >= tall * cap
+    # a column inked over (nearly) the box's whole height is a drawn edge the box overlaps
+    # (an ellipse's side hugging a short label), neither a glyph nor a gap
+    edge = span >= 0.9 * (y1 - y0)
+    if not (~edge & (span > 0)).any():
+        return []
+    cap = float(np.percentile(span[~edge & (span > 0)], 90))
+    glyph = (span >= tall * cap) & ~edge
     cols = np.nonzero(glyph)[0]
     if cols.size == 0:
         return []
@@ -94,7 +105,7 @@ def line_pieces(
     lo, hi = float(np.percentile(top[glyph], 10)), float(np.percentile(bottom[glyph], 90))
     m0, m1 = lo + 0.2 * (hi - lo), hi - 0.2 * (hi - lo)
     empty = span <= 0
-    mid = ~glyph & ~empty & (top >= m0) & (bottom <= m1)
+    mid = ~glyph & ~empty & ~edge & (top >= m0) & (bottom <= m1)
     # every gap between glyph columns, widest first; the line's reading has ``spaces`` word
     # spaces, its widest gaps: a separator is also at least twice the median of the other
     # spaces, so a justified paragraph's or a monospaced code line's even spaces split nothing
