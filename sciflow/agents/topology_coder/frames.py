@@ -228,6 +228,21 @@ def _frame_distance(b: tuple[float, ...], x: float, y: float) -> float:
     return _box_distance(b, x, y)
 
 
+def _ahead_within(ct: Contact, x: float, y: float, reach: float, cone: float = 25.0) -> bool:
+    """Whether ``(x, y)`` lies within ``reach`` of contact ``ct`` and within ``cone`` degrees of
+    the straight line on from its piece (against its ``out_dir``).
+
+    >>> ct = Contact(0, 0, 0.0, 0.0, out_dir=(-1.0, 0.0))
+    >>> _ahead_within(ct, 20.0, 3.0, 50.0), _ahead_within(ct, 5.0, 20.0, 50.0), _ahead_within(ct, -20.0, 0.0, 50.0)
+    (True, False, False)
+    """
+    d = math.hypot(x - ct.x, y - ct.y)
+    if d > reach or d == 0.0:
+        return d == 0.0
+    cos = -((x - ct.x) * ct.out_dir[0] + (y - ct.y) * ct.out_dir[1]) / d
+    return cos >= math.cos(math.radians(cone))
+
+
 def retarget_container_ends(
     contacts: list[Contact], targets: list[GroundedNode], th: float, reach: float
 ) -> list[Contact]:
@@ -241,7 +256,8 @@ def retarget_container_ends(
     container, unless a node inside lies at the frame there: its box no more than
     ``max(3, th / 4)`` px farther from the contact than the frame (a node drawn against the
     container's side, which the stroke reaches through the frame), or another stroke's
-    contact on a node inside lies within ``2.5 th`` (the stroke goes on inside to that node:
+    contact on a node inside lies within ``2.5 th`` straight on from the piece (within 25
+    degrees of its direction: the stroke goes on inside to that node:
     a crossing whose inner piece was paired with another stroke, as where three arrows
     converge on one node just inside the frame). A stroke ending on a titled card beside its
     listed items, which nothing touches, with padding between the frame and the nearest
@@ -292,7 +308,7 @@ def retarget_container_ends(
             d = _box_distance(n.bbox, ct.x, ct.y)
             if outward and d > best_d and d <= 2.5 * th:
                 k = index[n.id]
-                if any(t == k and math.hypot(x - ct.x, y - ct.y) <= 2.5 * th for t, x, y in reached):
+                if any(t == k and _ahead_within(ct, x, y, 2.5 * th) for t, x, y in reached):
                     d = best_d  # reached inside by the stroke's continuation: as good as at the frame
             if d <= best_d:
                 best, best_d = n, d
