@@ -31,10 +31,16 @@ Backend ``strokes`` (default), exact behaviour (``th`` = median OCR line height)
    neither contact carries a head; a bend just outside the label is allowed for it
    (contacts on opposite sides, both strokes leaving away from the box).
    A label box whose every contact was bridged becomes free text (and so the connector's
-   label in step 6). A remaining end on a container outline goes to the node inside
-   that container nearest to it (within ``2.5 th``), else stays on a titled container, else
-   is dropped. A connector end that stops short of everything is followed along its tangent
-   for ``extend * th`` px and attached to the first candidate it reaches. A container
+   label in step 6). A remaining end on a titled container's outline whose piece leaves it
+   outward stays on the container (an arrow to the container), unless a node inside lies at
+   the frame there or another stroke touches a node inside within ``2.5 th`` straight on
+   from the piece (the stroke goes on to it); a piece leaving the outline inward (a panel's
+   port), or an end on an untitled container, goes to the node inside nearest to it (within
+   ``2.5 th``), else is dropped; where the outline does not tell the piece's direction, the
+   nearest node inside within ``2.5 th``, else a titled container, takes the end
+   (:func:`~.frames.retarget_container_ends`). A connector end that stops short of
+   everything is followed along its tangent for ``extend * th`` px and attached to the
+   first candidate it reaches. A container
    contact within ``1.5 R`` of a contact on a drawn node is dropped (a frame the stroke
    passes just before it reaches the node), and so, on connectors with 3+ contacts, is a
    free-text one (a label beside the node; on two contacts it is a short arrow's tail).

@@ -102,7 +102,9 @@ class StrokeTopology:
         # 22: a head whose window reaches round the line's corner is tested in half the window
         # 23: block arrows are taken out before pieces are joined (no bridge, no contacts),
         # except a thick dashed line's last dash with its head
-        return {"backend": "strokes", "version": 23}
+        # 24: an end on a titled container's outline stays there unless a node inside lies at
+        # the frame or a stroke goes on to it; a piece leaving the outline inward is no end of it
+        return {"backend": "strokes", "version": 24}
 
     def trace(self, d: Diagram) -> None:
         """Fill ``d.strokes`` and ``d.edges``."""
