@@ -11,14 +11,15 @@ than any space. Such a run splits the line, and each piece is read again by the 
 Measured on the columns of the line's box: a column's ink span (max channel difference from
 the box's median colour over ``thr``) is a *glyph column* when it reaches ``tall`` x the
 capital height (the 90th percentile of the inked columns' spans, as
-:func:`~sciflow.agents.text_filters.glyph_span`; a column inked over nine tenths of the box's
-height or more is a drawn edge the box overlaps, left out). Between two glyph columns, a run of empty
-columns at least ``gap`` x the capital height wide (a word space is about 0.35 x), or at
-least ``shaft`` x the capital height of columns inked only in the middle three fifths of
-the text's band with nothing else between (an arrow's shaft: longer than any hyphen or dash,
-and an underscore or dots along the baseline belong to the text) is a separator, when it is
-also at least twice as wide as the median of the line's other spaces (a justified
-paragraph, or a line of monospaced code, spaces its words evenly and wide).
+:func:`~sciflow.agents.text_filters.glyph_span`; a column inked over nine tenths of the
+box's height or more is a drawn edge the box overlaps, left out). Between two glyph columns,
+a run of empty columns at least ``gap`` x the capital height wide (a word space is about
+0.35 x), or at least ``shaft`` x the capital height of columns inked only in the middle three
+fifths of the text's band with nothing else between (an arrow's shaft: longer than any
+hyphen or dash, and an underscore or dots along the baseline belong to the text) is a
+separator, when it is also at least twice as wide as the median of the line's other word
+spaces (a justified paragraph, or a line of monospaced code, spaces its words evenly and
+wide).
 """
 
 from __future__ import annotations
@@ -106,8 +107,8 @@ def line_pieces(
     m0, m1 = lo + 0.2 * (hi - lo), hi - 0.2 * (hi - lo)
     empty = span <= 0
     mid = ~glyph & ~empty & ~edge & (top >= m0) & (bottom <= m1)
-    # every gap between glyph columns, widest first; the line's reading has ``spaces`` word
-    # spaces, its widest gaps: a separator is also at least twice the median of the other
+    # every gap between glyph columns; the line's reading has ``spaces`` word spaces, taken
+    # as its widest gaps: a separator is also at least twice the median of the other word
     # spaces, so a justified paragraph's or a monospaced code line's even spaces split nothing
     gaps = [(int(a), int(b)) for a, b in zip(cols[:-1], cols[1:], strict=True) if b - a > 1]
     words = sorted((b - a - 1 for a, b in gaps), reverse=True)[:spaces] if spaces else []
@@ -146,10 +147,10 @@ def split_wide_lines(
     recognize: Recognizer,
     *,
     gap: float = 0.8,
-    min_words: int = 2,
+    min_chars: int = 2,
     scale: float = 1.0,
 ) -> list[TextBox]:
-    """``lines`` with every upright line of at least ``min_words`` characters' worth that
+    """``lines`` with every upright line of at least ``min_chars`` characters (spaces aside) that
     :func:`line_pieces` splits replaced by its pieces, each read again by ``recognize`` on its
     crop (the line's rows, the piece's columns plus a quarter of the line height either side,
     enlarged ``scale`` times as the OCR saw it); a piece read as nothing is dropped. Lines
@@ -166,7 +167,7 @@ def split_wide_lines(
     """
     out: list[TextBox] = []
     for t in lines:
-        if t.rotation or len(t.text.replace(" ", "")) < min_words:
+        if t.rotation or len(t.text.replace(" ", "")) < min_chars:
             out.append(t)
             continue
         pieces = line_pieces(image, t.bbox, gap=gap, spaces=t.text.count(" "))

@@ -21,7 +21,8 @@ Agent behaviour (exact):
    (:func:`~sciflow.agents.text_rotation.reread_tall`: the recogniser reads a tall box turned
    one fixed way, so text running the other way came out upside down). An upright line
    with a run of glyphless columns at least ``split_gap`` (0.8; 0 turns this off) x its
-   capital height wide is split there and each piece read again by the recogniser
+   capital height wide (or a thin mid-height shaft 2 x long), and twice the median of its
+   other word spaces, is split there and each piece read again by the recogniser
    (:func:`~sciflow.agents.line_split.split_wide_lines`: two captions side by side, or two
    labels with an arrow drawn between them, detected as one line).
 2. Lines with confidence below ``min_confidence`` are dropped; arrow glyphs read as text are

@@ -12,9 +12,10 @@ two frames run side by side and one masked stretch crosses both outlines, a cont
 of different connectors, within the two half-bands plus two contact radii, whose pieces
 continue each other (within 30 degrees), are one stroke crossing both. A remaining
 end on a container outline whose stroke leaves it outward stays on a titled container
-unless a node inside lies at the frame there; a stroke leaving it inward (a panel's port) or
-one on an untitled container goes to the node inside nearest to it (within ``2.5 th``), else
-is dropped (:func:`retarget_container_ends`).
+unless a node inside lies at the frame there or the stroke goes on inside to a node (another
+stroke touches it straight on); a stroke leaving it inward (a panel's port) or one on an
+untitled container goes to the node inside nearest to it (within ``2.5 th``), else is
+dropped (:func:`retarget_container_ends`).
 
 A stroke crossing the outline right beside a text (the container's title, or an edge label
 set against the outline) passes under the text too: a contact on the outline and one on a
@@ -301,19 +302,19 @@ def retarget_container_ends(
             limit = _frame_distance(c.bbox, ct.x, ct.y) + max(3.0, th / 4)
         else:
             limit = 2.5 * th
-        best, best_d = None, limit
+        # (rank, distance, node): a node within the limit first, then one the stroke goes on to
+        cands: list[tuple[int, float, int]] = []
         for n in targets:
             if n.group != c.id or n.candidate:
                 continue
-            d = _box_distance(n.bbox, ct.x, ct.y)
-            if outward and d > best_d and d <= 2.5 * th:
-                k = index[n.id]
-                if any(t == k and _ahead_within(ct, x, y, 2.5 * th) for t, x, y in reached):
-                    d = best_d  # reached inside by the stroke's continuation: as good as at the frame
-            if d <= best_d:
-                best, best_d = n, d
-        if best is not None:
-            ct.target = index[best.id]
+            d, k = _box_distance(n.bbox, ct.x, ct.y), index[n.id]
+            if d <= limit:
+                cands.append((0, d, k))
+            elif outward and d <= 2.5 * th and any(t == k and _ahead_within(ct, x, y, 2.5 * th)
+                                                   for t, x, y in reached):
+                cands.append((1, d, k))
+        if cands:
+            ct.target = min(cands)[2]
             out.append(ct)
         elif titled and (outward or not told):
             out.append(ct)
