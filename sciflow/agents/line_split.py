@@ -30,6 +30,7 @@ from dataclasses import replace
 import numpy as np
 
 from sciflow.agents.diagram import TextBox
+from sciflow.agents.text_filters import column_spans
 from sciflow.agents.text_rotation import upright_crop
 
 __all__ = ["line_pieces", "split_wide_lines"]
@@ -77,23 +78,17 @@ def line_pieces(
     >>> line_pieces(tight, (0.0, 0.0, 120.0, 24.0), spaces=1)
     [(20.0, 53.0)]
     """
-    h, w = image.shape[:2]
-    x0, y0 = max(0, int(bbox[0])), max(0, int(bbox[1]))
-    x1, y1 = min(w, int(np.ceil(bbox[2]))), min(h, int(np.ceil(bbox[3])))
-    if x1 - x0 < 2 or y1 - y0 < 2:
+    cs = column_spans(image, bbox, thr)
+    if cs is None:
         return []
-    crop = image[y0:y1, x0:x1].astype(np.int16)
-    ref = np.median(crop.reshape(-1, 3), axis=0)
-    ink = np.abs(crop - ref).max(axis=2) > thr
-    rows = np.arange(y1 - y0)[:, None]
-    top = np.where(ink, rows, y1 - y0).min(axis=0)
-    bottom = np.where(ink, rows, -1).max(axis=0)
+    x0, top, bottom = cs
     span = bottom - top + 1
     if not (span > 0).any():
         return []
     # a column inked over (nearly) the box's whole height is a drawn edge the box overlaps
     # (an ellipse's side hugging a short label), neither a glyph nor a gap
-    edge = span >= 0.9 * (y1 - y0)
+    height = min(image.shape[0], int(np.ceil(bbox[3]))) - max(0, int(bbox[1]))
+    edge = span >= 0.9 * height
     if not (~edge & (span > 0)).any():
         return []
     cap = float(np.percentile(span[~edge & (span > 0)], 90))

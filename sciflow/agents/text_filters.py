@@ -113,22 +113,38 @@ def glyph_span(image: np.ndarray, bbox: BBox, thr: int = 60, tall: float = 0.5) 
     >>> glyph_span(img, (0.0, 2.0, 60.0, 18.0))
     (24.0, 2.0, 35.0, 18.0)
     """
-    h, w = image.shape[:2]
-    x0, y0 = max(0, int(bbox[0])), max(0, int(bbox[1]))
-    x1, y1 = min(w, int(np.ceil(bbox[2]))), min(h, int(np.ceil(bbox[3])))
-    if x1 - x0 < 2 or y1 - y0 < 2:
+    cs = column_spans(image, bbox, thr)
+    if cs is None:
         return bbox
-    crop = image[y0:y1, x0:x1].astype(np.int16)
-    ref = np.median(crop.reshape(-1, 3), axis=0)
-    ink = np.abs(crop - ref).max(axis=2) > thr
-    rows = np.arange(y1 - y0)[:, None]
-    top = np.where(ink, rows, y1 - y0).min(axis=0)
-    bottom = np.where(ink, rows, -1).max(axis=0)
+    x0, top, bottom = cs
     span = bottom - top + 1
     if not (span > 0).any():
         return bbox
     cols = np.nonzero(span >= tall * float(np.percentile(span[span > 0], 90)))[0]
     return (float(x0 + cols[0]), bbox[1], float(x0 + cols[-1] + 1), bbox[3])
+
+
+def column_spans(image: np.ndarray, bbox: BBox, thr: int = 60) -> tuple[int, np.ndarray, np.ndarray] | None:
+    """``(x0, top, bottom)`` for the box ``bbox`` clipped to the image: its first column and,
+    per column, the first and last row (from the box's top) holding ink, i.e. a max channel
+    difference from the box's median colour over ``thr`` (``top`` is the box height and
+    ``bottom`` -1 where a column holds none); None for a box under 2 px either way.
+
+    >>> img = np.full((10, 6, 3), 255, np.uint8); img[3:7, 2] = 0
+    >>> x0, top, bottom = column_spans(img, (1.0, 1.0, 5.0, 9.0))
+    >>> x0, top.tolist(), bottom.tolist()
+    (1, [8, 2, 8, 8], [-1, 5, -1, -1])
+    """
+    h, w = image.shape[:2]
+    x0, y0 = max(0, int(bbox[0])), max(0, int(bbox[1]))
+    x1, y1 = min(w, int(np.ceil(bbox[2]))), min(h, int(np.ceil(bbox[3])))
+    if x1 - x0 < 2 or y1 - y0 < 2:
+        return None
+    crop = image[y0:y1, x0:x1].astype(np.int16)
+    ref = np.median(crop.reshape(-1, 3), axis=0)
+    ink = np.abs(crop - ref).max(axis=2) > thr
+    rows = np.arange(y1 - y0)[:, None]
+    return x0, np.where(ink, rows, y1 - y0).min(axis=0), np.where(ink, rows, -1).max(axis=0)
 
 
 def _touches_stroke(image: np.ndarray, bbox: BBox, pad: int = 2, thr: int = 60) -> bool:
