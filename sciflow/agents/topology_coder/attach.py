@@ -249,20 +249,23 @@ def merge_same_target(cts: list[Contact]) -> list[Contact]:
     return [by_t[t] for t in sorted(by_t)]
 
 
-def shapes_win(cts: list[Contact], targets: list[GroundedNode], th: float, head: float) -> list[Contact]:
+def shapes_win(
+    cts: list[Contact], targets: list[GroundedNode], th: float, head: float, dropped: int = 0
+) -> list[Contact]:
     """A contact on a container's outline or on a container's title within ``1.5 R``
     (``R = max(6, head * th)``) of a contact on a drawn node (shape or operator) is the same
     stroke end: a frame or title the stroke passes just before it reaches the node. On a
-    connector with three or more contacts the same holds for any free-text contact (a label
-    beside the node, not another target); on two, another text that close is the tail of a
-    short arrow (``points -> Prompt Encoder``) and stays."""
+    connector with three or more ends (its contacts, and ``dropped`` ends it had on a
+    container that is no node) the same holds for any free-text contact (a label beside the
+    node, not another target); on two, another text that close is the tail of a short arrow
+    (``points -> Prompt Encoder``) and stays."""
     R = max(6.0, head * th)
     solid = [c for c in cts if targets[c.target].kind not in ("text", "container")]
     titles = {n.text_ids for n in targets if n.kind == "container" and n.text_ids}
 
     def passed(c: Contact) -> bool:
         n = targets[c.target]
-        if n.kind == "container" or (n.kind == "text" and (len(cts) >= 3 or n.text_ids in titles)):
+        if n.kind == "container" or (n.kind == "text" and (len(cts) + dropped >= 3 or n.text_ids in titles)):
             return any(math.hypot(c.x - o.x, c.y - o.y) <= 1.5 * R for o in solid)
         return False
 

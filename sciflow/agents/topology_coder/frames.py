@@ -13,9 +13,10 @@ of different connectors, within the two half-bands plus two contact radii, whose
 continue each other (within 30 degrees), are one stroke crossing both. A remaining
 end on a container outline whose stroke leaves it outward stays on a titled container
 unless a node inside lies at the frame there or the stroke goes on inside to a node (another
-stroke touches it straight on); a stroke leaving it inward (a panel's port) or one on an
-untitled container goes to the node inside nearest to it (within ``2.5 th``), else is
-dropped (:func:`retarget_container_ends`).
+stroke touches it straight on); a stroke leaving it inward (a panel's port) goes to a node
+inside only where one lies at the frame there, else is dropped; an end on an untitled
+container goes to the node inside nearest to it (within ``2.5 th``), else is dropped
+(:func:`retarget_container_ends`).
 
 A stroke crossing the outline right beside a text (the container's title, or an edge label
 set against the outline) passes under the text too: a contact on the outline and one on a
@@ -264,8 +265,9 @@ def retarget_container_ends(
     listed items, which nothing touches, with padding between the frame and the nearest
     item, stays on the card. A piece that leaves the outline inward is drawn inside the
     container from its border (a panel's input or output port): the container is no end of
-    it, so the end goes to the nearest node inside within ``2.5 th`` (the stroke's last
-    stretch was lost to the masks), else it is dropped. Any other end (an untitled
+    it, and neither is a node inside unless it lies at the frame there (as above); else the
+    end is dropped (the connector's other ends then say nothing of this one: a port's line
+    fanning out to two boxes is no arrow between them). Any other end (an untitled
     container, which never becomes a node, or a direction the outline does not tell) goes
     to the nearest node inside within ``2.5 th``, else stays on a titled container, else is
     dropped.
@@ -279,7 +281,7 @@ def retarget_container_ends(
     ...     t, ct = card(title), Contact(0, 0, 50.0, 103.0, out_dir=out_dir)
     ...     return [t[c.target].id for c in retarget_container_ends([ct], t, 20, 10)]
     >>> end("Card", (0.0, 1.0)), end("", (0.0, 1.0)), end("Card", (0.0, -1.0))
-    (['g1'], ['s1'], ['s1'])
+    (['g1'], ['s1'], [])
     >>> t = card("Panel")
     >>> retarget_container_ends([Contact(0, 0, 50.0, -3.0, out_dir=(0.0, 1.0))], t, 20, 10)  # a port
     []
@@ -297,8 +299,9 @@ def retarget_container_ends(
             continue
         titled = bool(c.label.strip())
         told = ct.out_dir != (0.0, 0.0) and _across_outline(c.polygon, ct.x, ct.y, *ct.out_dir, min_angle=30.0)
-        outward = titled and told and not _inward(ct, c.polygon, reach)
-        if outward:
+        inward = told and _inward(ct, c.polygon, reach)
+        outward = titled and told and not inward
+        if outward or inward:
             limit = _frame_distance(c.bbox, ct.x, ct.y) + max(3.0, th / 4)
         else:
             limit = 2.5 * th

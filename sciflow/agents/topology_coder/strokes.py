@@ -149,7 +149,12 @@ class StrokeTopology:
         contacts = bridge_text(contacts, comps, targets, th, self.head, find, parent, bridges, d.text_lines, d.image)
         contacts = bridge_beside_text(contacts, targets, band_w, r_contact, find, parent, bridges)
         contacts = bridge_grazes(contacts, comps, targets, th, self.head, find, parent, bridges)
-        contacts = retarget_container_ends(contacts, targets, th, max(6.0, self.head * th))
+        kept = retarget_container_ends(contacts, targets, th, max(6.0, self.head * th))
+        # connectors with an end on a container that is no node (a panel's port, an untitled
+        # frame): that end is a line end all the same, so their other ends are not all of them
+        kept_ids = {id(k) for k in kept}
+        ported = {find(ct.comp) for ct in contacts if id(ct) not in kept_ids}
+        contacts = kept
         groups: dict[int, list[int]] = {}
         for i in sorted(comps):
             groups.setdefault(find(i), []).append(i)
@@ -171,8 +176,12 @@ class StrokeTopology:
             members = groups[g]
             cts = merge_same_target(by_group.get(g, []))
             cts = passes_text(cts, members, comps, targets, th, self.head)
-            cts = shapes_win(cts, targets, th, self.head)
-            self._read_heads(d, cts, members, comps, groups, find, raw, targets, th, near_frame)
+            cts = shapes_win(cts, targets, th, self.head, dropped=int(g in ported))
+            self._read_heads(d, cts, members, comps, groups, find, raw, targets, th, near_frame, g in ported)
+            if g in ported and cts and all(c.head for c in cts):
+                cts_edges: list[Contact] = []  # its tail was the port: no edge among its heads
+            else:
+                cts_edges = cts
             if log.isEnabledFor(logging.DEBUG) and cts:
                 log.debug("connector %d (%d pieces): %s", g, len(members),
                           [(targets[c.target].label[:20], round(c.x), round(c.y), c.head) for c in cts])
@@ -201,7 +210,7 @@ class StrokeTopology:
             reach = None
             if len(cts) >= 3 and any(c.head for c in cts) and not all(c.head for c in cts):
                 reach = reachability(cts, [comps[m] for m in members], bridges, width, th)
-            edges.extend(connector_edges(cts, targets, style, sid, reach))
+            edges.extend(connector_edges(cts_edges, targets, style, sid, reach))
         edges = plain_to_operators(strokes, edges, targets)
         edge_labels(edges, labels, groups, gid_of_stroke, self.label_dist, th, targets)
         # step 5b: block arrows, closed shapes between the boxes they join; pieces left to
@@ -232,10 +241,12 @@ class StrokeTopology:
         targets: list[GroundedNode],
         th: float,
         near_frame: np.ndarray | None = None,
+        ported: bool = False,
     ) -> None:
         """Decide which of one connector's contacts ``cts`` carry an arrowhead. Loose pieces
         lying on a container outline are leftover dashes of the frame, not the wings of a head
-        (:func:`frame_remnant`)."""
+        (:func:`frame_remnant`). On a ``ported`` connector (an end dropped on a container that
+        is no node) the weakest head is not taken for the tail: the dropped end may be it."""
         hidden: list[Contact] = []
         for ct in cts:
             # the head window never reaches past half-way to the nearest other contact
@@ -256,7 +267,8 @@ class StrokeTopology:
         if len(cts) >= 3:  # lines leaving one port side by side: their bundle reads as a head
             fan_tail(cts, comps, members, th, self.head, targets, inner=False)
         double_heads(cts)
-        weakest_head_is_tail(cts)
+        if not ported:
+            weakest_head_is_tail(cts)
         if len(cts) >= 3:  # after the weakest head: on a bus a frame crossing reads as branching
             fan_tail(cts, comps, members, th, self.head, targets)
         compare_ends(cts, comps, members)
