@@ -132,3 +132,24 @@ def test_arrows_converging_on_a_node_just_inside_a_titled_container_reach_the_no
     assert "fine-tuning" not in labels(g)
     into = {a for a, b in edges_by_label(g) if b == "temporal discriminator"}
     assert into == {"audio refiner", "audio classifier", "motion embedding"}
+
+
+def test_a_port_line_fanning_out_to_two_boxes_is_no_arrow_between_them(parser):
+    """A detail panel's input enters at its left border and forks to two boxes, a head on each
+    (se3's "Equivariant normalization" panel): the forked line's tail is the port, so neither
+    box feeds the other. The port's end was given to the nearer box before (within 2.5 text
+    heights), which read the fork as a double arrow between the two boxes."""
+    c = Canvas(700, 330)
+    c.d.rectangle((20, 20, 680, 310), outline="#333333", width=3)
+    c.d.text((350, 45), "Equivariant normalization", font=font(20), fill="black", anchor="mm")
+    c.box("L2 norm", 110, 80, w=130)
+    c.box("phase", 110, 220, w=130)
+    c.box("ReLU", 420, 80, w=130)
+    c.line([(21, 175), (70, 175)])
+    c.line([(70, 105), (70, 245)])
+    c.arrow([(70, 105), (110, 105)])
+    c.arrow([(70, 245), (110, 245)])
+    c.arrow([(240, 105), (420, 105)])
+    g = parser(c.array()).graph
+    assert "equivariant normalization" not in labels(g)
+    assert edges_by_label(g) == {("l2 norm", "relu")}
