@@ -35,10 +35,14 @@ Backend ``strokes`` (default), exact behaviour (``th`` = median OCR line height)
    outward stays on the container (an arrow to the container), unless a node inside lies at
    the frame there or another stroke touches a node inside within ``2.5 th`` straight on
    from the piece (the stroke goes on to it); a piece leaving the outline inward (a panel's
-   port), or an end on an untitled container, goes to the node inside nearest to it (within
-   ``2.5 th``), else is dropped; where the outline does not tell the piece's direction, the
-   nearest node inside within ``2.5 th``, else a titled container, takes the end
-   (:func:`~.frames.retarget_container_ends`). A connector end that stops short of
+   port) goes to a node inside only where one lies at the frame there, else it is dropped; an
+   end on an untitled container goes to the node inside nearest to it (within ``2.5 th``),
+   else is dropped; where the outline does not tell the piece's direction, the nearest node
+   inside within ``2.5 th``, else a titled container, takes the end
+   (:func:`~.frames.retarget_container_ends`). A connector that lost an end so (*ported*)
+   counts it among its ends below: a free-text contact beside a node's is a label as on three
+   ends, its weakest head is not its tail, and when every remaining contact reads as a head
+   it gives no edge (its tail was the dropped end: a port's line forking to two boxes). A connector end that stops short of
    everything is followed along its tangent for ``extend * th`` px and attached to the
    first candidate it reaches. A container
    contact within ``1.5 R`` of a contact on a drawn node is dropped (a frame the stroke
