@@ -42,9 +42,9 @@ Backend ``strokes`` (default), exact behaviour (``th`` = median OCR line height)
    (:func:`~.frames.retarget_container_ends`). A connector that lost an end so (*ported*)
    counts it among its ends below: a free-text contact beside a node's is a label as on three
    ends, its weakest head is not its tail, and when every remaining contact reads as a head
-   it gives no edge (its tail was the dropped end: a port's line forking to two boxes). A connector end that stops short of
-   everything is followed along its tangent for ``extend * th`` px and attached to the
-   first candidate it reaches. A container
+   it gives no edge (its tail was the dropped end: a port's line forking to two boxes). A
+   connector end that stops short of everything is followed along its tangent for
+   ``extend * th`` px and attached to the first candidate it reaches. A container
    contact within ``1.5 R`` of a contact on a drawn node is dropped (a frame the stroke
    passes just before it reaches the node), and so, on connectors with 3+ contacts, is a
    free-text one (a label beside the node; on two contacts it is a short arrow's tail).
