@@ -150,8 +150,8 @@ class StrokeTopology:
         contacts = bridge_beside_text(contacts, targets, band_w, r_contact, find, parent, bridges)
         contacts = bridge_grazes(contacts, comps, targets, th, self.head, find, parent, bridges)
         kept = retarget_container_ends(contacts, targets, th, max(6.0, self.head * th))
-        # connectors with an end on a container that is no node (a panel's port, an untitled
-        # frame): that end is a line end all the same, so their other ends are not all of them
+        # connectors that lost an end on a container that is no node (a panel's port, an
+        # untitled frame): it is a line end all the same, so their contacts are not all their ends
         kept_ids = {id(k) for k in kept}
         ported = {find(ct.comp) for ct in contacts if id(ct) not in kept_ids}
         contacts = kept
